@@ -1,0 +1,53 @@
+#pragma once
+// Argument checks shared by every public function of ltt: each failure throws
+// std::invalid_argument whose message names the parameter and the value it got,
+// so a user can act on it without reading our source.
+
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace ltt::detail {
+
+[[noreturn]] inline void invalid(std::string_view function, std::string_view parameter,
+                                 const std::string& value, std::string_view requirement) {
+  std::string msg;
+  msg.reserve(96);
+  msg.append(function).append(": parameter '").append(parameter).append("' = ").append(value);
+  msg.append(" ").append(requirement);
+  throw std::invalid_argument(msg);
+}
+
+inline std::string show(double x) {
+  if (std::isnan(x)) return "nan";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+inline std::string show(std::int64_t x) { return std::to_string(x); }
+
+// Counts are non-negative integers; 2^53 is the largest population we promise, since
+// beyond it a count is no longer exactly representable as a double.
+inline constexpr std::int64_t max_count = std::int64_t{1} << 53;
+
+inline void require_count(std::string_view function, std::string_view parameter, std::int64_t x) {
+  if (x < 0 || x > max_count)
+    invalid(function, parameter, show(x), "must be a count in [0, 2^53]");
+}
+
+inline void require_at_most(std::string_view function, std::string_view parameter, std::int64_t x,
+                            std::string_view bound_name, std::int64_t bound) {
+  if (x > bound)
+    invalid(function, parameter, show(x),
+            "must not exceed " + std::string(bound_name) + " = " + show(bound));
+}
+
+// Levels and risk targets live in the open interval (0, 1); NaN fails this test too.
+inline void require_open_unit(std::string_view function, std::string_view parameter, double x) {
+  if (!(x > 0.0 && x < 1.0)) invalid(function, parameter, show(x), "must lie in (0, 1)");
+}
+
+}  // namespace ltt::detail
