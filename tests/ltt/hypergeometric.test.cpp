@@ -1,0 +1,317 @@
+// ltt::hypergeometric_* against tests/reference/hypergeometric.csv: exact values, written to 21
+// significant digits by tests/reference/hypergeometric_reference.py (see the README there).
+//
+// Bars, per row of the table:
+//   pmf, cdf, sf        relative error <= 1e-13 where the reference is a normal double; below
+//                       DBL_MIN the result lies in [0, DBL_MIN (1 + 1e-13)]; exact 0 and 1 exact.
+//   log_pmf/cdf/sf      relative error <= 1e-13 wherever finite and non-zero, also for logs
+//                       tiny in magnitude (a value of 1 - 1e-30); exact 0 and -inf exact; a
+//                       log below DBL_MIN in magnitude (a value of 1 - 1e-400) must lie in
+//                       [-DBL_MIN, 0], since no double is closer.
+//   cdf + sf            within 2 ulps of 1; no NaN anywhere.
+// Like Boost.Math's table tests, each family reports its worst error per function in units of
+// DBL_EPSILON and the row where it occurs.
+
+#include <ltt/hypergeometric.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr long double tolerance = 1e-13L;
+
+// One reference value: the number, and whether the table states it exactly (0, 1, -inf)
+// rather than rounded to 21 digits ("1.00000000000000000000e0" is 1 - something tiny).
+struct Value {
+  long double x;
+  std::string text;
+  bool exact;
+};
+
+struct Row {
+  std::string family;
+  std::int64_t k, N, K, n;
+  Value pmf, cdf, sf, log_pmf, log_cdf, log_sf;
+};
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string::size_type start = 0;
+  while (true) {
+    const auto comma = line.find(',', start);
+    fields.push_back(line.substr(start, comma - start));
+    if (comma == std::string::npos) return fields;
+    start = comma + 1;
+  }
+}
+
+std::int64_t parse_count(const std::string& s) {
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0') throw std::runtime_error("bad integer in table: " + s);
+  return v;
+}
+
+Value parse_value(const std::string& s) {
+  char* end = nullptr;
+  const long double v = std::strtold(s.c_str(), &end);  // reads "-inf" too
+  if (s.empty() || *end != '\0') throw std::runtime_error("bad number in table: " + s);
+  return {v, s, s == "0" || s == "1" || s == "-inf"};
+}
+
+std::vector<Row> load() {
+  const std::string path = std::string(LTT_TEST_DATA_DIR) + "/hypergeometric.csv";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::string line;
+  std::getline(in, line);
+  if (line != "family,k,N,K,n,pmf,cdf,sf,log_pmf,log_cdf,log_sf")
+    throw std::runtime_error("unexpected header in " + path + ": " + line);
+  std::vector<Row> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto f = split(line);
+    if (f.size() != 11) throw std::runtime_error("bad row in " + path + ": " + line);
+    rows.push_back({f[0], parse_count(f[1]), parse_count(f[2]), parse_count(f[3]),
+                    parse_count(f[4]), parse_value(f[5]), parse_value(f[6]), parse_value(f[7]),
+                    parse_value(f[8]), parse_value(f[9]), parse_value(f[10])});
+  }
+  return rows;
+}
+
+const std::vector<Row>& table() {
+  static const std::vector<Row> rows = load();
+  return rows;
+}
+
+using Function = double (*)(std::int64_t, std::int64_t, std::int64_t, std::int64_t);
+
+struct Checked {
+  const char* name;
+  Function f;
+  bool log;
+  Value Row::*reference;
+};
+
+const Checked functions[] = {
+    {"pmf", ltt::hypergeometric_pmf, false, &Row::pmf},
+    {"cdf", ltt::hypergeometric_cdf, false, &Row::cdf},
+    {"sf", ltt::hypergeometric_sf, false, &Row::sf},
+    {"log_pmf", ltt::hypergeometric_log_pmf, true, &Row::log_pmf},
+    {"log_cdf", ltt::hypergeometric_log_cdf, true, &Row::log_cdf},
+    {"log_sf", ltt::hypergeometric_log_sf, true, &Row::log_sf},
+};
+
+std::string where(const Row& r) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "(k=%lld, N=%lld, K=%lld, n=%lld)", static_cast<long long>(r.k),
+                static_cast<long long>(r.N), static_cast<long long>(r.K),
+                static_cast<long long>(r.n));
+  return buf;
+}
+
+std::string mismatch(const Row& r, const char* name, double got, const Value& want,
+                     const char* why) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%s %s%s: got %.17g, reference %.17Lg (%s): %s",
+                r.family.c_str(), name, where(r).c_str(), got, want.x, want.text.c_str(), why);
+  return buf;
+}
+
+// Worst relative error of one function over one family, in units of DBL_EPSILON.
+struct Worst {
+  long double eps = 0;
+  std::string row = "none";
+  int measured = 0;
+  int failures = 0;
+};
+
+constexpr int shown_failures = 10;
+
+void fail(Worst& w, const std::string& message) {
+  if (++w.failures <= shown_failures) FAIL_CHECK(message);
+}
+
+// Checks one result against its reference; returns nothing, records into w.
+void check_value(const Row& r, const Checked& c, double got, Worst& w) {
+  const Value& want = r.*c.reference;
+  if (std::isnan(got)) return fail(w, mismatch(r, c.name, got, want, "NaN"));
+  if (want.exact) {
+    if (static_cast<long double>(got) != want.x)
+      fail(w, mismatch(r, c.name, got, want, "an exact value must come out exactly"));
+    return;
+  }
+  if (std::fabs(want.x) < static_cast<long double>(DBL_MIN)) {
+    // Below the normal range (a value, or a log of a value within 1e-308 of 1) only the
+    // absence of a wrong normal number is required; its sign must be right.
+    const long double limit = DBL_MIN * (1 + tolerance);
+    const long double g = c.log ? -static_cast<long double>(got) : got;
+    if (!(g >= 0 && g <= limit))
+      fail(w, mismatch(r, c.name, got, want, c.log ? "must lie in [-DBL_MIN, 0]"
+                                                   : "must lie in [0, DBL_MIN]"));
+    return;
+  }
+  const long double err = std::fabs(static_cast<long double>(got) - want.x) / std::fabs(want.x);
+  ++w.measured;
+  if (!(err / DBL_EPSILON <= w.eps)) {  // also catches an infinite result
+    w.eps = err / DBL_EPSILON;
+    w.row = where(r);
+  }
+  if (!(err <= tolerance)) {
+    char why[64];
+    std::snprintf(why, sizeof why, "relative error %.3Lg > 1e-13", err);
+    fail(w, mismatch(r, c.name, got, want, why));
+  }
+}
+
+void check_family(const std::string& family) {
+  std::map<std::string, Worst> worst;
+  Worst sum;  // cdf + sf - 1, in ulps of 1 (DBL_EPSILON)
+  int rows = 0;
+  for (const Row& r : table()) {
+    if (r.family != family) continue;
+    ++rows;
+    double got[std::size(functions)];
+    for (std::size_t i = 0; i < std::size(functions); ++i) {
+      const Checked& c = functions[i];
+      got[i] = c.f(r.k, r.N, r.K, r.n);
+      check_value(r, c, got[i], worst[c.name]);
+    }
+    const long double total = static_cast<long double>(got[1]) + got[2];
+    const long double ulps = std::fabs(total - 1) / DBL_EPSILON;
+    ++sum.measured;
+    if (!(ulps <= sum.eps)) {
+      sum.eps = ulps;
+      sum.row = where(r);
+    }
+    if (!(ulps <= 2)) {
+      char why[160];
+      std::snprintf(why, sizeof why, "%s cdf + sf%s = 1 %+.3Lg ulps (cdf %.17g, sf %.17g)",
+                    family.c_str(), where(r).c_str(), ulps, got[1], got[2]);
+      fail(sum, why);
+    }
+  }
+  REQUIRE_MESSAGE(rows > 0, "no rows of family " << family << " in the table");
+  for (const Checked& c : functions) {
+    const Worst& w = worst[c.name];
+    char line[256];
+    std::snprintf(line, sizeof line, "%-8s %-8s worst %9.3Lg eps over %4d values at %s%s",
+                  family.c_str(), c.name, w.eps, w.measured, w.row.c_str(),
+                  w.failures > shown_failures ? " (more failures than shown)" : "");
+    MESSAGE(line);
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%-8s cdf+sf-1 worst %9.3Lg eps over %4d rows at %s",
+                family.c_str(), sum.eps, sum.measured, sum.row.c_str());
+  MESSAGE(line);
+}
+
+}  // namespace
+
+TEST_CASE("hypergeometric reference table is complete") {
+  std::map<std::string, int> count;
+  for (const Row& r : table()) ++count[r.family];
+  for (const char* family : {"small", "dsrl", "large", "extreme", "huge", "edge"})
+    CHECK_MESSAGE(count[family] >= 50, "family " << family << " has " << count[family] << " rows");
+  CHECK(table().size() >= 1500);
+}
+
+TEST_CASE("hypergeometric against the exact table: small (N <= 100)") { check_family("small"); }
+TEST_CASE("hypergeometric against the exact table: dsrl (composition p-values)") {
+  check_family("dsrl");
+}
+TEST_CASE("hypergeometric against the exact table: large (N up to 1e12)") {
+  check_family("large");
+}
+TEST_CASE("hypergeometric against the exact table: extreme (tails below 1e-300)") {
+  check_family("extreme");
+}
+TEST_CASE("hypergeometric against the exact table: huge (N = 2^53)") { check_family("huge"); }
+TEST_CASE("hypergeometric against the exact table: edge (support ends, degenerate laws)") {
+  check_family("edge");
+}
+
+TEST_CASE("hypergeometric rejects invalid parameters, naming the parameter") {
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t two53 = std::int64_t{1} << 53;
+  struct Bad {
+    std::int64_t N, K, n;
+    const char* parameter;
+  };
+  const Bad bad[] = {
+      {-1, 0, 0, "N"},     {-5, 2, 1, "N"},          {two53 + 1, 5, 5, "N"}, {big, 5, 5, "N"},
+      {10, -1, 5, "K"},    {10, 11, 5, "K"},         {two53, two53 + 1, 5, "K"},
+      {10, 5, -1, "n"},    {10, 5, 11, "n"},         {two53, 5, two53 + 1, "n"},
+  };
+  for (const Bad& b : bad) {
+    for (const Checked& c : functions) {
+      for (std::int64_t k : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{3}}) {
+        CAPTURE(c.name);
+        CAPTURE(k);
+        CAPTURE(b.N);
+        CAPTURE(b.K);
+        CAPTURE(b.n);
+        // The library's messages quote the parameter: "... parameter 'K' = 11 must not ..."
+        const std::string quoted = std::string("'") + b.parameter + "'";
+        bool thrown = false;
+        try {
+          static_cast<void>(c.f(k, b.N, b.K, b.n));
+        } catch (const std::invalid_argument& e) {
+          thrown = true;
+          CHECK_MESSAGE(std::string(e.what()).find(quoted) != std::string::npos,
+                        "message does not name " << quoted << ": " << e.what());
+        }
+        CHECK_MESSAGE(thrown, "no std::invalid_argument for " << quoted);
+      }
+    }
+  }
+}
+
+TEST_CASE("hypergeometric: k outside the support is not an error") {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  constexpr std::int64_t lowest = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t highest = std::numeric_limits<std::int64_t>::max();
+  struct Law {
+    std::int64_t N, K, n;
+  };
+  // Supports [0, 5], [3, 6] (n + K > N), [0, 2] (K < n), and a population of 2^53.
+  for (const Law& d : {Law{10, 5, 5}, Law{10, 7, 6}, Law{10, 2, 6},
+                       Law{std::int64_t{1} << 53, std::int64_t{1} << 52, 50}}) {
+    const std::int64_t lo = d.n + d.K > d.N ? d.n + d.K - d.N : 0;
+    const std::int64_t hi = d.n < d.K ? d.n : d.K;
+    CAPTURE(d.N);
+    CAPTURE(d.K);
+    CAPTURE(d.n);
+    for (std::int64_t k : {lowest, std::int64_t{-1000}, std::int64_t{-1}, lo - 1}) {
+      if (k >= lo) continue;
+      CAPTURE(k);
+      CHECK(ltt::hypergeometric_pmf(k, d.N, d.K, d.n) == 0.0);
+      CHECK(ltt::hypergeometric_cdf(k, d.N, d.K, d.n) == 0.0);
+      CHECK(ltt::hypergeometric_sf(k, d.N, d.K, d.n) == 1.0);
+      CHECK(ltt::hypergeometric_log_pmf(k, d.N, d.K, d.n) == -inf);
+      CHECK(ltt::hypergeometric_log_cdf(k, d.N, d.K, d.n) == -inf);
+      CHECK(ltt::hypergeometric_log_sf(k, d.N, d.K, d.n) == 0.0);
+    }
+    for (std::int64_t k : {hi + 1, d.n + 1, std::int64_t{1} << 60, highest}) {
+      CAPTURE(k);
+      CHECK(ltt::hypergeometric_pmf(k, d.N, d.K, d.n) == 0.0);
+      CHECK(ltt::hypergeometric_cdf(k, d.N, d.K, d.n) == 1.0);
+      CHECK(ltt::hypergeometric_sf(k, d.N, d.K, d.n) == 0.0);
+      CHECK(ltt::hypergeometric_log_pmf(k, d.N, d.K, d.n) == -inf);
+      CHECK(ltt::hypergeometric_log_cdf(k, d.N, d.K, d.n) == 0.0);
+      CHECK(ltt::hypergeometric_log_sf(k, d.N, d.K, d.n) == -inf);
+    }
+  }
+}

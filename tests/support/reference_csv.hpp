@@ -1,0 +1,59 @@
+#pragma once
+// Reads the reference tables in tests/reference/ (CSV with a header line; numbers written
+// with 21 significant digits, plus "inf" and "-inf"). Shared by the table-driven tests.
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ltt_test {
+
+struct ReferenceRow {
+  std::map<std::string, std::string> field;
+  long double number(const std::string& name) const {
+    const std::string& s = field.at(name);
+    return std::strtold(s.c_str(), nullptr);  // accepts "inf", "-inf"
+  }
+  long long integer(const std::string& name) const { return std::stoll(field.at(name)); }
+  const std::string& text(const std::string& name) const { return field.at(name); }
+};
+
+inline std::vector<ReferenceRow> read_reference(const std::string& file) {
+  const std::string path = std::string(LTT_TEST_DATA_DIR) + "/" + file;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open reference table " + path);
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    return cells;
+  };
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split(line);
+  std::vector<ReferenceRow> rows;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> cells = split(line);
+    if (cells.size() != header.size()) throw std::runtime_error("ragged row in " + path + ": " + line);
+    ReferenceRow row;
+    for (std::size_t i = 0; i < cells.size(); ++i) row.field[header[i]] = cells[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// |computed - exact| / |exact|, in long double so the reference keeps its extra digits.
+inline long double relative_error(double computed, long double exact) {
+  if (exact == 0.0L) return computed == 0.0 ? 0.0L : static_cast<long double>(INFINITY);
+  long double d = static_cast<long double>(computed) - exact;
+  if (d < 0) d = -d;
+  return d / (exact < 0 ? -exact : exact);
+}
+
+}  // namespace ltt_test
