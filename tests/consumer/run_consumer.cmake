@@ -1,0 +1,114 @@
+# Builds one of the consumer projects in tests/consumer/ against the ltt source tree, the way a
+# user would, and runs it.  Invoked by ctest (see tests/CMakeLists.txt) as
+#
+#   cmake -DMODE=find_package|add_subdirectory -DLTT_SOURCE_DIR=... -DLTT_VERSION=...
+#         -DWORK_DIR=... -DGENERATOR=... [-DMAKE_PROGRAM=...] -DCXX_COMPILER=...
+#         -P run_consumer.cmake
+#
+# find_package:     configure ltt alone (no tests, benchmarks or examples), install it into
+#                   WORK_DIR/prefix, then build tests/consumer/find_package against that prefix.
+# add_subdirectory: build tests/consumer/add_subdirectory, which vendors LTT_SOURCE_DIR.
+#
+# Either way the consumer's own compile line must carry none of ltt's project flags: -Werror,
+# -march=native and the sanitizers are for ltt's programs, never for its users.
+cmake_minimum_required(VERSION 3.20)
+
+foreach(var MODE LTT_SOURCE_DIR LTT_VERSION WORK_DIR GENERATOR CXX_COMPILER)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "run_consumer.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+if(NOT MODE MATCHES "^(find_package|add_subdirectory)$")
+  message(FATAL_ERROR "run_consumer.cmake: MODE must be find_package or add_subdirectory, got '${MODE}'")
+endif()
+
+set(toolchain -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+if(DEFINED MAKE_PROGRAM AND NOT MAKE_PROGRAM STREQUAL "")
+  list(APPEND toolchain "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+endif()
+
+# Each step echoes its command and stops the test with the step's output when it fails.
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  list(JOIN ARGN " " shown)
+  message(STATUS "$ ${shown}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "step failed (${rc}):\n${out}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# Fails when a file, or a consumer's compile command, carries one of ltt's project-only flags.
+set(project_only_flags "-Werror|-march=|-fsanitize|ltt_project_flags")
+function(require_no_project_flags what text)
+  if(text MATCHES "(${project_only_flags})")
+    message(FATAL_ERROR "${what} carries ltt's project-only flag '${CMAKE_MATCH_1}':\n${text}")
+  endif()
+endfunction()
+
+# Flags from the environment would reach the consumer too and blur what this test checks.
+set(ENV{CXXFLAGS} "")
+set(ENV{LDFLAGS} "")
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+set(consumer_source "${LTT_SOURCE_DIR}/tests/consumer/${MODE}")
+set(consumer_build "${WORK_DIR}/consumer")
+set(consumer_args
+  "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"
+  "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF"
+  "-DLTT_VERSION=${LTT_VERSION}")
+
+if(MODE STREQUAL "find_package")
+  set(prefix "${WORK_DIR}/prefix")
+  step(${CMAKE_COMMAND} -S "${LTT_SOURCE_DIR}" -B "${WORK_DIR}/ltt" ${toolchain}
+       -DLTT_BUILD_TESTS=OFF -DLTT_BUILD_BENCH=OFF -DLTT_BUILD_EXAMPLES=OFF
+       "-DCMAKE_INSTALL_PREFIX=${prefix}")
+  step(${CMAKE_COMMAND} --build "${WORK_DIR}/ltt")
+  step(${CMAKE_COMMAND} --install "${WORK_DIR}/ltt")
+
+  foreach(f include/ltt/ltt.hpp include/curation/curation.hpp
+            share/cmake/ltt/lttConfig.cmake share/cmake/ltt/lttConfigVersion.cmake
+            share/cmake/ltt/lttTargets.cmake)
+    if(NOT EXISTS "${prefix}/${f}")
+      message(FATAL_ERROR "the install did not produce ${f}")
+    endif()
+  endforeach()
+  file(GLOB exported "${prefix}/share/cmake/ltt/*.cmake")
+  foreach(f ${exported})
+    file(READ "${f}" text)
+    require_no_project_flags("installed ${f}" "${text}")
+    string(FIND "${text}" "${LTT_SOURCE_DIR}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "installed ${f} points into the source tree ${LTT_SOURCE_DIR}")
+    endif()
+  endforeach()
+
+  list(APPEND consumer_args "-DCMAKE_PREFIX_PATH=${prefix}" "-DLTT_EXPECTED_PREFIX=${prefix}")
+else()
+  list(APPEND consumer_args "-DLTT_SOURCE_DIR=${LTT_SOURCE_DIR}")
+endif()
+
+step(${CMAKE_COMMAND} -S "${consumer_source}" -B "${consumer_build}" ${toolchain} ${consumer_args})
+step(${CMAKE_COMMAND} --build "${consumer_build}")
+
+# The consumer's compile command: built by the consumer, without ltt's project flags.
+file(READ "${consumer_build}/compile_commands.json" commands)
+string(JSON n LENGTH "${commands}")
+set(main_command "")
+set(i 0)
+while(i LESS n)
+  string(JSON file GET "${commands}" ${i} file)
+  if(file MATCHES "main\\.cpp$")
+    string(JSON main_command GET "${commands}" ${i} command)
+  endif()
+  math(EXPR i "${i} + 1")
+endwhile()
+if(main_command STREQUAL "")
+  message(FATAL_ERROR "no compile command for main.cpp in ${consumer_build}/compile_commands.json")
+endif()
+require_no_project_flags("the consumer's compile command" "${main_command}")
+
+step("${consumer_build}/consumer")
+message(STATUS "${step_output}")
+message(STATUS "consumer.${MODE}: ok")
