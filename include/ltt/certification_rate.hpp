@@ -1,0 +1,416 @@
+#pragma once
+// The certification rate (paper, Proposition "certification rate"), the label budget it
+// prices, and the dichotomy and Hoeffding relaxation around it.
+//
+// The strict fixed-sequence walk certifies iff it rejects its first hypothesis, so only the
+// first selection S_1 matters: N_1 trajectories of the pool's N, U_1 of them unsafe. With n
+// calibration draws, m ~ Hyp(N, N_1, n) land in S_1 and k | m ~ Hyp(N_1, U_1, m) of those are
+// unsafe; the walk rejects iff composition_pvalue(k, m, N_1, alpha) <= delta, i.e. iff
+// k <= k_max(m). Hence
+//     rate(n) = sum_m P[m] c(m),   c(m) = P[Hyp(N_1, U_1, m) <= k_max(m)],
+// where the critical count k_max(m) depends on neither U_1 nor n, and c(m) not on n.
+//
+// Algorithm (no fresh CDF per m): k_max(m) is non-decreasing and moves by at most one per
+// step in m (p(k, m+1) <= p(k, m) <= p(k+1, m+1)), so both the null CDF at k_max + 1, which
+// decides the next step, and the true CDF at k_max, which is c(m), are carried along the
+// lattice path by the one-more-draw recurrences
+//     F_{m+1}(k) = F_m(k) - P_m(k) (K - k) / (N_1 - m),   F_m(k+1) = F_m(k) + P_m(k+1),
+// with the masses moved by their exact ratios, and re-anchored from the saddle point every
+// 32 steps. A decision whose carried p-value lies within 1e-9 of delta is taken by
+// composition_pvalue itself, so k_max is exactly the walk's. The sum over m runs over the
+// window of Hyp(N, N_1, n) outside which the mass is provably below 1e-16 (geometric tail
+// bounds, as in the hypergeometric tails). Absolute error below 1e-12 (tests against exact
+// rationals); see docs/certification_rate.md.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <ltt/detail/check.hpp>
+#include <ltt/hypergeometric.hpp>
+#include <ltt/pvalue.hpp>
+
+namespace ltt {
+
+namespace detail {
+
+inline void check_level_pair(std::string_view fn, double alpha, double delta) {
+  require_open_unit(fn, "alpha", alpha);
+  require_open_unit(fn, "delta", delta);
+}
+
+inline void check_pool(std::string_view fn, std::int64_t N, std::int64_t N1, std::int64_t U1) {
+  require_count(fn, "N", N);
+  require_count(fn, "N1", N1);
+  require_at_most(fn, "N1", N1, "N", N);
+  require_count(fn, "U1", U1);
+  require_at_most(fn, "U1", U1, "N1", N1);
+}
+
+// (m, k, P_m(k), F_m(k)) for X_m ~ Hyp(population, K, m), moved along a lattice path with
+// m and k non-decreasing. k = -1 means "no count": F = 0.
+class LatticeCursor {
+ public:
+  LatticeCursor(std::int64_t population, std::int64_t K, std::int64_t m, std::int64_t k)
+      : N_(population), K_(K), m_(m), k_(k) {
+    anchor();
+  }
+
+  std::int64_t m() const { return m_; }
+  std::int64_t k() const { return k_; }
+  double cdf() const { return cdf_; }
+
+  // m -> m + 1 at fixed k: one more draw is a success with probability (K - k)/(N - m) given
+  // X_m = k, which is the only way {X <= k} is left.
+  void advance_m() {
+    if (k_ >= 0) {
+      const double N = static_cast<double>(N_), K = static_cast<double>(K_);
+      const double m = static_cast<double>(m_), k = static_cast<double>(k_);
+      cdf_ = std::clamp(cdf_ - pmf_ * (K - k) / (N - m), 0.0, 1.0);
+      pmf_ *= ((N - K - m + k) * (m + 1)) / ((m + 1 - k) * (N - m));
+    }
+    ++m_;
+    if (++since_anchor_ == 32) anchor();
+  }
+
+  // k -> k + 1 at fixed m (k + 1 <= m).
+  void advance_k() {
+    if (k_ < 0 || pmf_ == 0.0) {  // start of the path, or a mass lost to underflow
+      ++k_;
+      anchor();
+      return;
+    }
+    const double N = static_cast<double>(N_), K = static_cast<double>(K_);
+    const double m = static_cast<double>(m_), k = static_cast<double>(k_);
+    pmf_ *= ((K - k) * (m - k)) / ((k + 1) * (N - K - m + k + 1));
+    cdf_ = std::min(1.0, cdf_ + pmf_);
+    ++k_;
+  }
+
+  void anchor() {
+    since_anchor_ = 0;
+    if (k_ < 0) {
+      pmf_ = cdf_ = 0.0;
+      return;
+    }
+    pmf_ = hypergeometric_pmf(k_, N_, K_, m_);
+    cdf_ = hypergeometric_cdf(k_, N_, K_, m_);
+  }
+
+ private:
+  std::int64_t N_, K_, m_, k_;
+  double pmf_ = 0.0, cdf_ = 0.0;
+  int since_anchor_ = 0;
+};
+
+// The walk's first decision at (k, m), read from a carried null CDF when it is clearly on one
+// side of delta, else from composition_pvalue itself (which rounds p up by 1 + 2^-45).
+inline bool rejects(double carried_cdf, std::int64_t k, std::int64_t m, std::int64_t N1,
+                    double alpha, double delta) {
+  const double p = carried_cdf * (1.0 + 0x1p-45);
+  if (std::abs(p - delta) > 1e-9 * delta + 1e-12) return p <= delta;
+  return composition_pvalue(k, m, N1, alpha) <= delta;
+}
+
+// Critical counts k_max(m) and conditional rates c(m) for m in [m_first, m_last], extended on
+// demand. U1 < 0 computes the critical counts only.
+class CriticalPath {
+ public:
+  CriticalPath(std::int64_t N1, std::int64_t U1, double alpha, double delta, std::int64_t m_first)
+      : N1_(N1), U1_(U1), alpha_(alpha), delta_(delta), m_first_(m_first),
+        U_star_(floor_decimal_product(alpha, N1) + 1) {
+    // k_max(m_first) by bisection on the non-decreasing p(k, m): the largest k with p <= delta.
+    std::int64_t lo = -1, hi = std::min(m_first, U_star_) - 1;  // p(k) = 1 for k >= min(m, U*)
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (composition_pvalue(mid, m_first, N1, alpha) <= delta) lo = mid;
+      else hi = mid - 1;
+    }
+    null_.emplace(N1, std::min(U_star_, N1), m_first, lo + 1);
+    if (U1 >= 0) true_.emplace(N1, U1, m_first, lo);
+    record(lo);
+  }
+
+  std::int64_t m_first() const { return m_first_; }
+  std::int64_t m_last() const { return m_first_ + static_cast<std::int64_t>(k_max_.size()) - 1; }
+  std::int64_t k_max(std::int64_t m) const { return k_max_[static_cast<std::size_t>(m - m_first_)]; }
+  double c(std::int64_t m) const { return c_[static_cast<std::size_t>(m - m_first_)]; }
+
+  void extend_to(std::int64_t m_last_wanted) {
+    while (m_last() < m_last_wanted) {
+      std::int64_t k = k_max_.back();
+      null_->advance_m();
+      const std::int64_t m = null_->m();
+      // At most one more count becomes rejected per step; p(k) = 1 for k >= min(m, U*).
+      if (k + 1 < std::min(m, U_star_) &&
+          rejects(null_->cdf(), k + 1, m, N1_, alpha_, delta_)) {
+        ++k;
+        null_->advance_k();
+      }
+      if (true_) {
+        true_->advance_m();
+        if (true_->k() < k) true_->advance_k();
+      }
+      record(k);
+    }
+  }
+
+ private:
+  void record(std::int64_t k) {
+    k_max_.push_back(k);
+    c_.push_back(true_ && k >= 0 ? true_->cdf() : 0.0);
+  }
+
+  std::int64_t N1_, U1_;
+  double alpha_, delta_;
+  std::int64_t m_first_, U_star_;
+  std::optional<LatticeCursor> null_, true_;
+  std::vector<std::int64_t> k_max_;
+  std::vector<double> c_;
+};
+
+// The masses of Hyp(N, N1, n) over [m_lo, m_lo + size) outside which the total mass is at most
+// `dropped` (rigorous: log-concavity makes the ratios fall monotonically away from the mode).
+struct MassWindow {
+  std::int64_t m_lo = 0;
+  std::vector<double> mass;
+  double dropped = 0.0;
+  std::int64_t m_hi() const { return m_lo + static_cast<std::int64_t>(mass.size()) - 1; }
+};
+
+inline MassWindow mass_window(std::int64_t N, std::int64_t N1, std::int64_t n) {
+  const Hypergeometric h(N, N1, n);
+  MassWindow w;
+  if (h.lo == h.hi) {
+    w.m_lo = h.lo;
+    w.mass = {1.0};
+    return w;
+  }
+  constexpr double tolerance = 1e-17;
+  const std::int64_t mode = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(static_cast<int128>(n + 1) * (N1 + 1) / (N + 2)), h.lo, h.hi);
+  const double head = point_mass<true>(h, mode).value;
+  std::vector<double> down;  // masses at mode - 1, mode - 2, ...
+  {
+    double t = head, j = static_cast<double>(mode), d = static_cast<double>(N - N1 - n + mode);
+    double b1 = static_cast<double>(N1 - mode + 1), c1 = static_cast<double>(n - mode + 1);
+    for (std::int64_t m = mode; m > h.lo; --m) {
+      const double r = (j * d) / (b1 * c1);
+      t *= r;
+      if (r < 1.0 && t / (1.0 - r) <= tolerance) {  // this term and all below it
+        w.dropped += t / (1.0 - r);
+        break;
+      }
+      down.push_back(t);
+      j -= 1.0, d -= 1.0, b1 += 1.0, c1 += 1.0;
+    }
+  }
+  w.m_lo = mode - static_cast<std::int64_t>(down.size());
+  w.mass.assign(down.rbegin(), down.rend());
+  w.mass.push_back(head);
+  {
+    double t = head, b = static_cast<double>(N1 - mode), c = static_cast<double>(n - mode);
+    double j1 = static_cast<double>(mode + 1), d1 = static_cast<double>(N - N1 - n + mode + 1);
+    for (std::int64_t m = mode; m < h.hi; ++m) {
+      const double r = (b * c) / (j1 * d1);
+      t *= r;
+      if (r < 1.0 && t / (1.0 - r) <= tolerance) {
+        w.dropped += t / (1.0 - r);
+        break;
+      }
+      w.mass.push_back(t);
+      b -= 1.0, c -= 1.0, j1 += 1.0, d1 += 1.0;
+    }
+  }
+  return w;
+}
+
+inline double weighted_sum(const MassWindow& w, const CriticalPath& path) {
+  long double sum = 0.0L;
+  for (std::size_t i = 0; i < w.mass.size(); ++i)
+    sum += static_cast<long double>(w.mass[i]) * path.c(w.m_lo + static_cast<std::int64_t>(i));
+  return std::clamp(static_cast<double>(sum), 0.0, 1.0);
+}
+
+}  // namespace detail
+
+inline std::vector<std::int64_t> critical_counts(std::int64_t N1, double alpha, double delta,
+                                                 std::int64_t m_max) {
+  constexpr std::string_view fn = "critical_counts";
+  detail::require_count(fn, "N1", N1);
+  detail::require_count(fn, "m_max", m_max);
+  detail::require_at_most(fn, "m_max", m_max, "N1", N1);
+  detail::check_level_pair(fn, alpha, delta);
+  detail::CriticalPath path(N1, -1, alpha, delta, 0);
+  path.extend_to(m_max);
+  std::vector<std::int64_t> out(static_cast<std::size_t>(m_max + 1));
+  for (std::int64_t m = 0; m <= m_max; ++m) out[static_cast<std::size_t>(m)] = path.k_max(m);
+  return out;
+}
+
+inline std::vector<double> conditional_certification_rates(std::int64_t N1, std::int64_t U1,
+                                                           double alpha, double delta,
+                                                           std::int64_t m_max) {
+  constexpr std::string_view fn = "conditional_certification_rates";
+  detail::check_pool(fn, N1, N1, U1);
+  detail::require_count(fn, "m_max", m_max);
+  detail::require_at_most(fn, "m_max", m_max, "N1", N1);
+  detail::check_level_pair(fn, alpha, delta);
+  detail::CriticalPath path(N1, U1, alpha, delta, 0);
+  path.extend_to(m_max);
+  std::vector<double> out(static_cast<std::size_t>(m_max + 1));
+  for (std::int64_t m = 0; m <= m_max; ++m) out[static_cast<std::size_t>(m)] = path.c(m);
+  return out;
+}
+
+// Everything that does not depend on U1, for a fixed pool (N, N1), budget n and (alpha, delta):
+// the window of m ~ Hyp(N, N1, n) and the critical counts over it. rate(U1) is then one pass
+// over the window: use this to evaluate the rate for many U1 (a posterior over U1, a sweep).
+class CertificationRateModel {
+ public:
+  CertificationRateModel(std::int64_t N, std::int64_t N1, std::int64_t n, double alpha,
+                         double delta)
+      : N_(N), N1_(N1), n_(n), alpha_(alpha), delta_(delta) {
+    constexpr std::string_view fn = "CertificationRateModel";
+    detail::check_pool(fn, N, N1, 0);
+    detail::require_count(fn, "n", n);
+    detail::require_at_most(fn, "n", n, "N", N);
+    detail::check_level_pair(fn, alpha, delta);
+    window_ = detail::mass_window(N, N1, n);
+  }
+
+  double rate(std::int64_t U1) const {
+    detail::require_count("CertificationRateModel::rate", "U1", U1);
+    detail::require_at_most("CertificationRateModel::rate", "U1", U1, "N1", N1_);
+    detail::CriticalPath path(N1_, U1, alpha_, delta_, window_.m_lo);
+    path.extend_to(window_.m_hi());
+    return detail::weighted_sum(window_, path);
+  }
+
+  std::int64_t N() const { return N_; }
+  std::int64_t N1() const { return N1_; }
+  std::int64_t n() const { return n_; }
+  // Mass of m ~ Hyp(N, N1, n) left out of the sum: a bound on the truncation error.
+  double truncated_mass() const { return window_.dropped; }
+
+ private:
+  std::int64_t N_, N1_, n_;
+  double alpha_, delta_;
+  detail::MassWindow window_;
+};
+
+inline double certification_rate(std::int64_t N, std::int64_t N1, std::int64_t U1, std::int64_t n,
+                                 double alpha, double delta) {
+  constexpr std::string_view fn = "certification_rate";
+  detail::check_pool(fn, N, N1, U1);
+  detail::require_count(fn, "n", n);
+  detail::require_at_most(fn, "n", n, "N", N);
+  detail::check_level_pair(fn, alpha, delta);
+  return CertificationRateModel(N, N1, n, alpha, delta).rate(U1);
+}
+
+namespace detail {
+
+// rate(n) for n = 0, 1, ... in order, sharing one critical path (c(m) does not depend on n).
+class RateScan {
+ public:
+  RateScan(std::int64_t N, std::int64_t N1, std::int64_t U1, double alpha, double delta)
+      : N_(N), N1_(N1), path_(N1, U1, alpha, delta, 0) {}
+  double rate(std::int64_t n) {
+    const MassWindow w = mass_window(N_, N1_, n);
+    path_.extend_to(w.m_hi());
+    return weighted_sum(w, path_);
+  }
+
+ private:
+  std::int64_t N_, N1_;
+  CriticalPath path_;
+};
+
+}  // namespace detail
+
+inline std::vector<double> certification_rate_curve(std::int64_t N, std::int64_t N1,
+                                                    std::int64_t U1, double alpha, double delta,
+                                                    std::int64_t n_max) {
+  constexpr std::string_view fn = "certification_rate_curve";
+  detail::check_pool(fn, N, N1, U1);
+  detail::require_count(fn, "n_max", n_max);
+  detail::require_at_most(fn, "n_max", n_max, "N", N);
+  detail::check_level_pair(fn, alpha, delta);
+  detail::RateScan scan(N, N1, U1, alpha, delta);
+  std::vector<double> out(static_cast<std::size_t>(n_max + 1));
+  for (std::int64_t n = 0; n <= n_max; ++n) out[static_cast<std::size_t>(n)] = scan.rate(n);
+  return out;
+}
+
+inline std::optional<std::int64_t> label_budget(std::int64_t N, std::int64_t N1, std::int64_t U1,
+                                                double alpha, double delta, double target_rate) {
+  constexpr std::string_view fn = "label_budget";
+  detail::check_pool(fn, N, N1, U1);
+  detail::check_level_pair(fn, alpha, delta);
+  if (!(target_rate >= 0.0 && target_rate <= 1.0))
+    detail::invalid(fn, "target_rate", detail::show(target_rate), "must lie in [0, 1]");
+  if (target_rate == 0.0) return 0;
+  // A true first null (U1 >= U*) certifies with probability at most delta at every n.
+  if (U1 >= null_boundary(N1, alpha) && target_rate > delta) return std::nullopt;
+  detail::RateScan scan(N, N1, U1, alpha, delta);
+  for (std::int64_t n = 0; n <= N; ++n)
+    if (scan.rate(n) >= target_rate) return n;
+  return std::nullopt;
+}
+
+// Purity margin: alpha minus the smallest unsafe fraction any grid selection achieves.
+inline double purity_margin(double alpha, std::span<const double> unsafe_fractions) {
+  constexpr std::string_view fn = "purity_margin";
+  detail::require_open_unit(fn, "alpha", alpha);
+  if (unsafe_fractions.empty()) detail::invalid(fn, "unsafe_fractions.size()", "0", "must be >= 1");
+  double u_min = 1.0;
+  for (std::size_t j = 0; j < unsafe_fractions.size(); ++j) {
+    const double u = unsafe_fractions[j];
+    if (!(u >= 0.0 && u <= 1.0))
+      detail::invalid(fn, "unsafe_fractions[" + std::to_string(j) + "]", detail::show(u),
+                      "must lie in [0, 1]");
+    u_min = std::min(u_min, u);
+  }
+  return alpha - u_min;
+}
+
+// Proposition "certification dichotomy" over a grid's unsafe fractions u_1, u_2, ... in grid
+// order: u_min > alpha means the rate is at most delta at every n (a certificate would be
+// false, and false certification has probability <= delta); u_1 < alpha means the rate tends
+// to one as n -> N (at n = N the first p-value is exactly 0).
+struct CertificationDichotomy {
+  double purity_margin;     // alpha - u_min
+  bool rate_at_most_delta;  // u_min > alpha
+  bool rate_tends_to_one;   // u_1 < alpha
+};
+
+inline CertificationDichotomy certification_dichotomy(double alpha,
+                                                      std::span<const double> unsafe_fractions) {
+  const double margin = purity_margin(alpha, unsafe_fractions);
+  return {margin, margin < 0.0, unsafe_fractions.front() < alpha};
+}
+
+// Hoeffding relaxation (paper, appendix B): with margin eps = alpha - u_1 > 0 and
+// m >= 2 ln(1/delta) / eps^2 draws in S_1, P[certify | m] >= 1 - exp(-m eps^2 / 2).
+// hoeffding_min_draws is that condition's smallest m; hoeffding_rate_bound is 0 (vacuous)
+// below it. Checked against the exact c(m) in tests/ltt/certification_rate.test.cpp.
+inline std::int64_t hoeffding_min_draws(double margin, double delta) {
+  constexpr std::string_view fn = "hoeffding_min_draws";
+  if (!(margin > 0.0 && margin <= 1.0))
+    detail::invalid(fn, "margin", detail::show(margin), "must lie in (0, 1]");
+  detail::require_open_unit(fn, "delta", delta);
+  return static_cast<std::int64_t>(std::ceil(2.0 * std::log(1.0 / delta) / (margin * margin)));
+}
+
+inline double hoeffding_rate_bound(std::int64_t m, double margin, double delta) {
+  detail::require_count("hoeffding_rate_bound", "m", m);
+  if (m < hoeffding_min_draws(margin, delta)) return 0.0;
+  return -std::expm1(-static_cast<double>(m) * margin * margin / 2.0);
+}
+
+}  // namespace ltt
