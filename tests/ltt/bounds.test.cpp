@@ -4,18 +4,18 @@
 
 #include <ltt/bounds.hpp>
 
+#include "../support/reference_csv.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <span>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,29 +69,16 @@ TEST_CASE("clopper_pearson matches the exact rational reference table") {
   // error over the table is a few 1e-16 (docs/bounds.md); 1e-12 leaves room for other
   // platforms' long double and libm while still catching a wrong tail, a wrong shape parameter
   // (an off-by-one in x moves the limit by ~1/n relative) or cancellation in the upper limit.
-  std::ifstream in(std::string(LTT_TEST_DATA_DIR) + "/clopper_pearson.csv");
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);
-  REQUIRE(line == "successes,trials,delta,lower,upper");
-
   int rows = 0;
   double worst_lower = 0.0, worst_upper = 0.0;
   std::string worst_lower_row = "(none: every row exact)", worst_upper_row = worst_lower_row;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::istringstream fields(line);
-    std::string sx, sn, sd, slo, sup;
-    std::getline(fields, sx, ',');
-    std::getline(fields, sn, ',');
-    std::getline(fields, sd, ',');
-    std::getline(fields, slo, ',');
-    std::getline(fields, sup, ',');
-    const std::int64_t x = std::stoll(sx);
-    const std::int64_t n = std::stoll(sn);
-    const double delta = std::strtod(sd.c_str(), nullptr);
-    const double want_lower = std::strtod(slo.c_str(), nullptr);
-    const double want_upper = std::strtod(sup.c_str(), nullptr);
+  for (const auto& r : ltt_test::read_reference("clopper_pearson.csv")) {
+    const std::int64_t x = r.integer("successes");
+    const std::int64_t n = r.integer("trials");
+    const double delta = static_cast<double>(r.number("delta"));
+    const double want_lower = static_cast<double>(r.number("lower"));
+    const double want_upper = static_cast<double>(r.number("upper"));
+    const std::string line = r.text("successes") + "," + r.text("trials") + "," + r.text("delta");
 
     const double lower = ltt::clopper_pearson_lower(x, n, delta);
     const double upper = ltt::clopper_pearson_upper(x, n, delta);

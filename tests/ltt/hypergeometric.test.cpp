@@ -14,6 +14,8 @@
 
 #include <ltt/hypergeometric.hpp>
 
+#include "../support/reference_csv.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cfloat>
@@ -21,7 +23,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -46,48 +47,17 @@ struct Row {
   Value pmf, cdf, sf, log_pmf, log_cdf, log_sf;
 };
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string::size_type start = 0;
-  while (true) {
-    const auto comma = line.find(',', start);
-    fields.push_back(line.substr(start, comma - start));
-    if (comma == std::string::npos) return fields;
-    start = comma + 1;
-  }
-}
-
-std::int64_t parse_count(const std::string& s) {
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0') throw std::runtime_error("bad integer in table: " + s);
-  return v;
-}
-
-Value parse_value(const std::string& s) {
-  char* end = nullptr;
-  const long double v = std::strtold(s.c_str(), &end);  // reads "-inf" too
-  if (s.empty() || *end != '\0') throw std::runtime_error("bad number in table: " + s);
-  return {v, s, s == "0" || s == "1" || s == "-inf"};
+Value value(const ltt_test::ReferenceRow& r, const std::string& column) {
+  const std::string& s = r.text(column);
+  return {r.number(column), s, s == "0" || s == "1" || s == "-inf"};
 }
 
 std::vector<Row> load() {
-  const std::string path = std::string(LTT_TEST_DATA_DIR) + "/hypergeometric.csv";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  std::string line;
-  std::getline(in, line);
-  if (line != "family,k,N,K,n,pmf,cdf,sf,log_pmf,log_cdf,log_sf")
-    throw std::runtime_error("unexpected header in " + path + ": " + line);
   std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto f = split(line);
-    if (f.size() != 11) throw std::runtime_error("bad row in " + path + ": " + line);
-    rows.push_back({f[0], parse_count(f[1]), parse_count(f[2]), parse_count(f[3]),
-                    parse_count(f[4]), parse_value(f[5]), parse_value(f[6]), parse_value(f[7]),
-                    parse_value(f[8]), parse_value(f[9]), parse_value(f[10])});
-  }
+  for (const auto& r : ltt_test::read_reference("hypergeometric.csv"))
+    rows.push_back({r.text("family"), r.integer("k"), r.integer("N"), r.integer("K"),
+                    r.integer("n"), value(r, "pmf"), value(r, "cdf"), value(r, "sf"),
+                    value(r, "log_pmf"), value(r, "log_cdf"), value(r, "log_sf")});
   return rows;
 }
 

@@ -14,12 +14,26 @@ namespace ltt_test {
 
 struct ReferenceRow {
   std::map<std::string, std::string> field;
+  // The whole field must parse; "inf" and "-inf" are numbers.
   long double number(const std::string& name) const {
-    const std::string& s = field.at(name);
-    return std::strtold(s.c_str(), nullptr);  // accepts "inf", "-inf"
+    const std::string& s = text(name);
+    char* end = nullptr;
+    const long double v = std::strtold(s.c_str(), &end);
+    if (s.empty() || *end != '\0') throw std::runtime_error("bad number in column " + name + ": " + s);
+    return v;
   }
-  long long integer(const std::string& name) const { return std::stoll(field.at(name)); }
-  const std::string& text(const std::string& name) const { return field.at(name); }
+  long long integer(const std::string& name) const {
+    const std::string& s = text(name);
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0') throw std::runtime_error("bad integer in column " + name + ": " + s);
+    return v;
+  }
+  const std::string& text(const std::string& name) const {
+    const auto it = field.find(name);
+    if (it == field.end()) throw std::runtime_error("reference table has no column " + name);
+    return it->second;
+  }
 };
 
 inline std::vector<ReferenceRow> read_reference(const std::string& file) {
