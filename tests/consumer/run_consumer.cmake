@@ -62,7 +62,7 @@ set(consumer_args
 if(MODE STREQUAL "find_package")
   set(prefix "${WORK_DIR}/prefix")
   step(${CMAKE_COMMAND} -S "${LTT_SOURCE_DIR}" -B "${WORK_DIR}/ltt" ${toolchain}
-       -DLTT_BUILD_TESTS=OFF -DLTT_BUILD_BENCH=OFF -DLTT_BUILD_EXAMPLES=OFF
+       -DLTT_BUILD_TESTS=OFF -DLTT_BUILD_BENCH=OFF -DLTT_BUILD_EXAMPLES=OFF -DLTT_BUILD_PROGRAM=OFF
        "-DCMAKE_INSTALL_PREFIX=${prefix}")
   step(${CMAKE_COMMAND} --build "${WORK_DIR}/ltt")
   step(${CMAKE_COMMAND} --install "${WORK_DIR}/ltt")

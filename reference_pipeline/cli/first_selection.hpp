@@ -1,0 +1,58 @@
+#pragma once
+// What `ltt rate` and `ltt budget` both say about the first selection S_1 (N1 trajectories,
+// U1 unsafe) before any number of labels: its null boundary U*, its purity margin, and which
+// side of the certification dichotomy it is on (paper, Propositions "certification
+// dichotomy" and "certification rate").
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <ltt/certification_rate.hpp>
+#include <ltt/pvalue.hpp>
+
+#include "json_writer.hpp"
+
+namespace ltt::cli {
+
+struct FirstSelection {
+  std::int64_t N1 = 0;
+  std::int64_t U1 = 0;
+  std::int64_t null_boundary = 0;       // U* = floor(alpha N1) + 1
+  std::optional<double> purity_margin;  // alpha - U1/N1; none for an empty selection
+  bool true_null = false;               // U1 >= U*: H_1 holds, rate <= delta at every n
+};
+
+inline FirstSelection first_selection(std::int64_t N1, std::int64_t U1, double alpha) {
+  FirstSelection s;
+  s.N1 = N1;
+  s.U1 = U1;
+  s.null_boundary = ltt::null_boundary(N1, alpha);
+  if (N1 > 0) {
+    const double unsafe_fraction = static_cast<double>(U1) / static_cast<double>(N1);
+    s.purity_margin = ltt::purity_margin(alpha, std::span(&unsafe_fraction, 1));
+  }
+  s.true_null = U1 >= s.null_boundary;
+  return s;
+}
+
+// One line for a human reader: which side of the dichotomy S_1 is on.
+inline std::string interpretation(const FirstSelection& s) {
+  if (s.N1 == 0) return "the first selection is empty: the walk never certifies";
+  if (s.true_null) return "the first selection is a true null (U1 >= U*): rate <= delta at every n";
+  return "the first selection meets alpha (U1 < U*): the rate tends to 1 as n -> N";
+}
+
+inline void write_json(JsonWriter& json, const FirstSelection& s) {
+  json.field("null_boundary", s.null_boundary)
+      .field("purity_margin", s.purity_margin)
+      .field("true_null", s.true_null)
+      .field("interpretation", interpretation(s));
+}
+
+inline std::string describe_margin(const FirstSelection& s) {
+  return s.purity_margin ? brief(*s.purity_margin) : std::string("undefined (N1 = 0)");
+}
+
+}  // namespace ltt::cli

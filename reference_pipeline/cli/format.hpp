@@ -1,0 +1,49 @@
+#pragma once
+// Number formatting for the program's output. std::to_chars, so the output never depends on
+// the locale (printf's %g would write a decimal comma under some of them).
+//
+//   exact(x)     17 significant digits: reads back as the same double (JSON, CSV)
+//   shortest(x)  the shortest decimal that reads back as x: inputs, as the user typed them
+//   brief(x)     6 significant digits, for human summaries (never "1" for x < 1)
+//   cat(a, b, ...)   concatenation of strings, string_views and literals
+//   in_quotes(text)  'text'
+
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <string_view>
+
+namespace ltt::cli {
+
+namespace detail {
+inline std::string to_chars_or_null(double x, int precision) {
+  if (std::isnan(x)) return "nan";
+  char buf[64];
+  const auto result =
+      precision > 0 ? std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, precision)
+                    : std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, result.ptr);
+}
+}  // namespace detail
+
+// Concatenation by append. GCC 12 at -O3 reports a false -Wrestrict inside
+// operator+(const char*, std::string&&) (GCC bug 105329), which -Werror turns into a build
+// failure, so the program builds its messages with cat instead of chains of +.
+template <class... Parts>
+std::string cat(const Parts&... parts) {
+  std::string text;
+  (text.append(std::string_view(parts)), ...);
+  return text;
+}
+
+inline std::string in_quotes(std::string_view text) { return cat("'", text, "'"); }
+
+inline std::string exact(double x) { return detail::to_chars_or_null(x, 17); }
+inline std::string shortest(double x) { return detail::to_chars_or_null(x, 0); }
+// A value just below 1 (a rate of 0.9999996) is never shown as "1": it gets all its digits.
+inline std::string brief(double x) {
+  std::string text = detail::to_chars_or_null(x, 6);
+  return text == "1" && x != 1.0 ? shortest(x) : text;
+}
+
+}  // namespace ltt::cli

@@ -1,0 +1,95 @@
+// The program's argument parser, without the program: kinds, forms, defaults, messages.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arguments.hpp"
+
+using namespace ltt::cli;
+
+namespace {
+
+constexpr Flag flags[] = {
+    {"N", FlagKind::count, "pool size", {}, true}, {"alpha", FlagKind::open_unit, "level", "0.25"},
+    {"target", FlagKind::unit, "target"},          {"json", FlagKind::boolean, "json"},
+    {"pool", FlagKind::text, "pool file"},
+};
+constexpr Command command{"test", "A command for the tests.", flags};
+
+Arguments parse_words(std::vector<std::string_view> words) { return parse(command, words); }
+
+std::string message(std::vector<std::string_view> words) {
+  try {
+    parse_words(words);
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("parse: both forms, defaults, booleans, text") {
+  const Arguments a = parse_words({"--N", "2000", "--pool=a=b.csv", "--json"});
+  CHECK(a.count("N") == 2000);
+  CHECK(a.real("alpha") == 0.25);
+  CHECK(a.has("alpha"));
+  CHECK_FALSE(a.given("alpha"));
+  CHECK_FALSE(a.has("target"));
+  CHECK(a.flag("json"));
+  CHECK(a.text("pool") == "a=b.csv");  // only the first '=' splits
+
+  const Arguments b = parse_words({"--N=1e6", "--alpha", "0.3", "--target", "1"});
+  CHECK(b.count("N") == 1000000);
+  CHECK(b.real("alpha") == 0.3);
+  CHECK(b.given("alpha"));
+  CHECK(b.real("target") == 1.0);
+  CHECK_FALSE(b.flag("json"));
+  CHECK(parse_words({"--N", "+7"}).count("N") == 7);
+  CHECK(parse_words({"--N", "9007199254740992"}).count("N") == (std::int64_t{1} << 53));
+}
+
+TEST_CASE("parse: each malformed input names its flag") {
+  CHECK(message({}) == "missing required flag --N");
+  CHECK(message({"--N"}) == "--N needs a value");
+  CHECK(message({"--N", "--json"}) == "--N needs a value");
+  CHECK(message({"--N", "x1"}) == "--N: 'x1' is not a number");
+  CHECK(message({"--N", "1.5"}) == "--N: '1.5' is not a whole number");
+  CHECK(message({"--N", "-1"}) == "--N: -1 must be a count in [0, 2^53]");
+  CHECK(message({"--N", "9007199254740993"}) ==
+        "--N: 9007199254740993 must be a count in [0, 2^53]");
+  CHECK(message({"--N", "1e999"}) == "--N: 1e999 must be a count in [0, 2^53]");
+  CHECK(message({"--N", "nan"}) == "--N: 'nan' is not a number");
+  CHECK(message({"--N", "1", "--alpha", "1"}) == "--alpha: 1 must lie in (0, 1)");
+  CHECK(message({"--N", "1", "--alpha", "-inf"}) == "--alpha: -inf must lie in (0, 1)");
+  CHECK(message({"--N", "1", "--target", "1.0001"}) == "--target: 1.0001 must lie in [0, 1]");
+  CHECK(message({"--N", "1", "--json=yes"}) == "--json takes no value");
+  CHECK(message({"--N", "1", "--N", "2"}) == "--N given twice");
+  CHECK(message({"--N", "1", "--nope"}) == "unknown flag --nope (see ltt test --help)");
+  CHECK(message({"--N", "1", "-x"}) == "unexpected argument '-x' (flags start with --)");
+  CHECK(message({"--N", "1", "--"}) == "unexpected argument '--' (flags start with --)");
+}
+
+TEST_CASE("parse: --help skips every other check; usage lists the table") {
+  CHECK(parse_words({"--N", "abc", "--help"}).help());
+  CHECK(parse_words({"-h"}).help());
+  const std::string text = usage(command);
+  CHECK(text.starts_with(
+      "usage: ltt test --N <count> [--alpha <p>] [--target <p>] [--json] [--pool <value>]\n"));
+  CHECK(text.find("(default 0.25)") != std::string::npos);
+  CHECK(text.find("(required)") != std::string::npos);
+  CHECK(text.find("--help") != std::string::npos);
+}
+
+TEST_CASE("Arguments: reading a flag the table lacks, or as the wrong kind, is a logic error") {
+  const Arguments a = parse_words({"--N", "1"});
+  CHECK_THROWS_AS(a.count("M"), std::logic_error);
+  CHECK_THROWS_AS(a.real("N"), std::logic_error);
+  CHECK_THROWS_AS(a.count("alpha"), std::logic_error);
+  CHECK_THROWS_AS(a.real("target"), std::logic_error);  // no value, no default
+}
