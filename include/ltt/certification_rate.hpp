@@ -256,7 +256,9 @@ inline std::vector<double> conditional_certification_rates(std::int64_t N1, std:
                                                            double alpha, double delta,
                                                            std::int64_t m_max) {
   constexpr std::string_view fn = "conditional_certification_rates";
-  detail::check_pool(fn, N1, N1, U1);
+  detail::require_count(fn, "N1", N1);
+  detail::require_count(fn, "U1", U1);
+  detail::require_at_most(fn, "U1", U1, "N1", N1);
   detail::require_count(fn, "m_max", m_max);
   detail::require_at_most(fn, "m_max", m_max, "N1", N1);
   detail::check_level_pair(fn, alpha, delta);

@@ -16,21 +16,12 @@
 #include <ltt/pvalue.hpp>
 
 #include "../support/reference_csv.hpp"
+#include "../support/throws.hpp"
 
 namespace {
 
 constexpr long double tolerance = 1e-13L;
 
-template <class F>
-void check_throws_naming(F f, const std::string& parameter) {
-  try {
-    f();
-    FAIL("no exception; expected one naming '" << parameter << "'");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    CHECK_MESSAGE(what.find("'" + parameter + "'") != std::string::npos, what);
-  }
-}
 
 }  // namespace
 
@@ -140,16 +131,16 @@ TEST_CASE("composition p-value edges") {
 }
 
 TEST_CASE("composition p-value rejects impossible counts, naming them") {
-  check_throws_naming([] { ltt::composition_pvalue(-1, 10, 100, 0.25); }, "k");
-  check_throws_naming([] { ltt::composition_pvalue(11, 10, 100, 0.25); }, "k");
-  check_throws_naming([] { ltt::composition_pvalue(1, -1, 100, 0.25); }, "m");
-  check_throws_naming([] { ltt::composition_pvalue(1, 101, 100, 0.25); }, "m");
-  check_throws_naming([] { ltt::composition_pvalue(1, 10, -5, 0.25); }, "N_sel");
-  check_throws_naming([] { ltt::composition_pvalue(1, 10, 100, 0.0); }, "alpha");
-  check_throws_naming([] { ltt::composition_pvalue(1, 10, 100, 1.0); }, "alpha");
-  check_throws_naming([] { ltt::composition_pvalue(1, 10, 100, std::nan("")); }, "alpha");
-  check_throws_naming([] { ltt::null_boundary(100, -0.1); }, "alpha");
-  check_throws_naming([] { ltt::CompositionPvalueTable(100, 0.25, 101); }, "m_max");
-  check_throws_naming([] { ltt::CompositionPvalueTable(100, 0.25, 50).row(51); }, "m");
-  check_throws_naming([] { ltt::CompositionPvalueTable(100, 0.25, 50)(6, 5); }, "k");
+  ltt_test::check_throws_naming([] { ltt::composition_pvalue(-1, 10, 100, 0.25); }, "k");
+  ltt_test::check_throws_naming([] { ltt::composition_pvalue(11, 10, 100, 0.25); }, "k");
+  ltt_test::check_throws_naming([] { ltt::composition_pvalue(1, -1, 100, 0.25); }, "m");
+  ltt_test::check_throws_naming([] { ltt::composition_pvalue(1, 101, 100, 0.25); }, "m");
+  ltt_test::check_throws_naming([] { ltt::composition_pvalue(1, 10, -5, 0.25); }, "N_sel");
+  ltt_test::check_throws_naming([] { ltt::composition_pvalue(1, 10, 100, 0.0); }, "alpha");
+  ltt_test::check_throws_naming([] { ltt::composition_pvalue(1, 10, 100, 1.0); }, "alpha");
+  ltt_test::check_throws_naming([] { ltt::composition_pvalue(1, 10, 100, std::nan("")); }, "alpha");
+  ltt_test::check_throws_naming([] { ltt::null_boundary(100, -0.1); }, "alpha");
+  ltt_test::check_throws_naming([] { ltt::CompositionPvalueTable(100, 0.25, 101); }, "m_max");
+  ltt_test::check_throws_naming([] { ltt::CompositionPvalueTable(100, 0.25, 50).row(51); }, "m");
+  ltt_test::check_throws_naming([] { ltt::CompositionPvalueTable(100, 0.25, 50)(6, 5); }, "k");
 }
