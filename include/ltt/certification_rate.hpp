@@ -107,6 +107,12 @@ class LatticeCursor {
   int since_anchor_ = 0;
 };
 
+// One step of c(m) along a known path: m -> m + 1, then up to the new critical count.
+inline void follow(LatticeCursor& cursor, std::int64_t k_max_next) {
+  cursor.advance_m();
+  if (cursor.k() < k_max_next) cursor.advance_k();
+}
+
 // The walk's first decision at (k, m), read from a carried null CDF when it is clearly on one
 // side of delta, else from composition_pvalue itself (which rounds p up by 1 + 2^-45).
 inline bool rejects(double carried_cdf, std::int64_t k, std::int64_t m, std::int64_t N1,
@@ -151,10 +157,7 @@ class CriticalPath {
         ++k;
         null_->advance_k();
       }
-      if (true_) {
-        true_->advance_m();
-        if (true_->k() < k) true_->advance_k();
-      }
+      if (true_) follow(*true_, k);
       record(k);
     }
   }
@@ -283,14 +286,22 @@ class CertificationRateModel {
     detail::require_at_most(fn, "n", n, "N", N);
     detail::check_level_pair(fn, alpha, delta);
     window_ = detail::mass_window(N, N1, n);
+    detail::CriticalPath path(N1, -1, alpha, delta, window_.m_lo);
+    path.extend_to(window_.m_hi());
+    for (std::int64_t m = window_.m_lo; m <= window_.m_hi(); ++m) k_max_.push_back(path.k_max(m));
   }
 
+  // One pass of the true CDF along the stored critical path: O(window), no p-values.
   double rate(std::int64_t U1) const {
     detail::require_count("CertificationRateModel::rate", "U1", U1);
     detail::require_at_most("CertificationRateModel::rate", "U1", U1, "N1", N1_);
-    detail::CriticalPath path(N1_, U1, alpha_, delta_, window_.m_lo);
-    path.extend_to(window_.m_hi());
-    return detail::weighted_sum(window_, path);
+    detail::LatticeCursor cursor(N1_, U1, window_.m_lo, k_max_.front());
+    long double sum = 0.0L;
+    for (std::size_t i = 0; i < k_max_.size(); ++i) {
+      if (i > 0) detail::follow(cursor, k_max_[i]);
+      if (k_max_[i] >= 0) sum += static_cast<long double>(window_.mass[i]) * cursor.cdf();
+    }
+    return std::clamp(static_cast<double>(sum), 0.0, 1.0);
   }
 
   std::int64_t N() const { return N_; }
@@ -303,6 +314,7 @@ class CertificationRateModel {
   std::int64_t N_, N1_, n_;
   double alpha_, delta_;
   detail::MassWindow window_;
+  std::vector<std::int64_t> k_max_;  // critical counts over the window
 };
 
 inline double certification_rate(std::int64_t N, std::int64_t N1, std::int64_t U1, std::int64_t n,

@@ -1,6 +1,7 @@
 #pragma once
 // Umbrella header for the statistics layer of ltt (include/ltt/).
 #include <ltt/bounds.hpp>
+#include <ltt/certificate_triple.hpp>
 #include <ltt/certification_rate.hpp>
 #include <ltt/fixed_sequence.hpp>
 #include <ltt/hypergeometric.hpp>
