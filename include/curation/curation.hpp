@@ -2,3 +2,14 @@
 // Umbrella header for the curation layer of ltt (include/curation/). The selection logic
 // arrives with the curation issue; the statistics it stands on are in <ltt/ltt.hpp>.
 #include <ltt/ltt.hpp>
+
+#include <curation/trajectory_pool.hpp>
+#include <curation/score_aggregation.hpp>
+#include <curation/threshold_grid.hpp>
+#include <curation/selection.hpp>
+#include <curation/calibration.hpp>
+#include <curation/calibrated_selection.hpp>
+#include <curation/v_filter.hpp>
+#include <curation/reward_curation.hpp>
+#include <curation/mean_cost_certificate.hpp>
+#include <curation/preference_pairs.hpp>

@@ -1,0 +1,132 @@
+#pragma once
+// The mean-cost certificate (paper, appendix "Properties of the certificate", paragraph "Mean-cost
+// certificate"): the same grid and strict fixed-sequence walk, with the risk of S(lambda_j)
+// taken as its mean episodic cost instead of its unsafe fraction. H_j: "the mean cost of
+// S(lambda_j) exceeds the budget"; its p-value is the Hoeffding-Serfling bound
+// ltt::hoeffding_serfling_pvalue on the costs of the m_j calibration trajectories in
+// S(lambda_j), a uniform without-replacement sample of it given m_j (Lemma "conditional
+// distribution"), with population N_j. Every cost in the pool must lie in [0, range], with
+// range fixed before the labels are seen; only the calibration costs can be checked here.
+// A step with m_j = 0 has no evidence and gets p_j = 1.
+//
+// A rejection certifies, with the same reading as Proposition "guarantee": with probability
+// at least 1 - delta it is not the case that a threshold is certified and the returned
+// selection's mean cost exceeds the budget. The paper finds this variant strictly more
+// conservative than the unsafe-fraction certificate; it has no fallback of its own.
+
+#include <curation/calibration.hpp>
+#include <curation/detail/check.hpp>
+#include <curation/detail/sum.hpp>
+#include <curation/threshold_grid.hpp>
+#include <ltt/bounds.hpp>
+#include <ltt/fixed_sequence.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace ltt::curation {
+
+struct MeanCostStep {
+  double quantile = 0.0;          // q_j
+  double lambda = 0.0;            // lambda_j
+  std::int64_t N = 0;             // N_j = |S(lambda_j)|
+  std::int64_t m = 0;             // calibration trajectories in S(lambda_j)
+  double sample_mean_cost = 0.0;  // their mean episodic cost (0 when m = 0)
+  double p = 1.0;                 // exp(-2 m t^2 / (1 - (m - 1)/N_j)), t = (budget - mean)/range > 0
+  bool rejected = false;
+};
+
+struct MeanCostCertificate {
+  double budget = 0.0;
+  double range = 0.0;
+  double delta = 0.0;
+  std::int64_t pool_size = 0;
+  std::int64_t calibration_size = 0;
+  std::int64_t grid_size = 0;
+  std::vector<MeanCostStep> steps;  // the steps the walk reached
+  bool certified = false;
+  std::optional<std::int64_t> certified_step;
+  std::optional<double> threshold;  // certified lambda; nullopt when refused
+  std::int64_t selection_size = 0;  // N_j of the certified step, 0 when refused
+};
+
+// calibration_index: pool positions of the calibration trajectories (distinct);
+// calibration_cost: their episodic costs, aligned, each in [0, range].
+inline MeanCostCertificate mean_cost_certificate(const ThresholdGrid& grid,
+                                                 std::span<const double> scores,
+                                                 std::span<const std::int64_t> calibration_index,
+                                                 std::span<const double> calibration_cost,
+                                                 double budget, double range, double delta) {
+  constexpr std::string_view fn = "ltt::curation::mean_cost_certificate";
+  ltt::detail::require_open_unit(fn, "delta", delta);
+  detail::require_finite(fn, "budget", budget);
+  if (!(std::isfinite(range) && range > 0.0))
+    detail::invalid(fn, "range", detail::show(range), "must be finite and > 0");
+  if (detail::ssize(scores.size()) != grid.pool_size)
+    detail::invalid(fn, "scores.size()", detail::show(detail::ssize(scores.size())),
+                    "must equal the grid's pool size " + detail::show(grid.pool_size));
+  detail::require_same_size(fn, "calibration_cost", calibration_cost.size(), "calibration_index",
+                            calibration_index.size());
+  for (std::size_t i = 0; i < calibration_cost.size(); ++i)
+    if (!(calibration_cost[i] >= 0.0 && calibration_cost[i] <= range))
+      detail::invalid(fn, detail::at("calibration_cost", i), detail::show(calibration_cost[i]),
+                      "must lie in [0, range = " + detail::show(range) + "]");
+  // Same checks as an unsafe-bit calibration; the bits themselves are not used.
+  Calibration positions{std::vector<std::int64_t>(calibration_index.begin(), calibration_index.end()),
+                        std::vector<std::uint8_t>(calibration_index.size(), 0)};
+  detail::check_calibration(fn, positions, grid.pool_size);
+
+  const std::vector<std::size_t> order = detail::by_descending_score(scores, calibration_index);
+  std::vector<double> sorted_cost(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) sorted_cost[i] = calibration_cost[order[i]];
+  std::vector<std::int64_t> m(grid.lambda.size());
+  std::size_t next = 0;
+  for (std::size_t j = 0; j < m.size(); ++j) {
+    while (next < order.size() &&
+           scores[static_cast<std::size_t>(calibration_index[order[next]])] >= grid.lambda[j])
+      ++next;
+    m[j] = detail::ssize(next);
+  }
+
+  MeanCostCertificate c;
+  c.budget = budget;
+  c.range = range;
+  c.delta = delta;
+  c.pool_size = grid.pool_size;
+  c.calibration_size = detail::ssize(calibration_index.size());
+  c.grid_size = grid.size();
+  const ltt::FixedSequenceResult walk = ltt::fixed_sequence(
+      grid.size(),
+      [&](std::int64_t j) {
+        const auto s = static_cast<std::size_t>(j);
+        MeanCostStep step;
+        step.quantile = grid.quantile[s];
+        step.lambda = grid.lambda[s];
+        step.N = grid.selection_size[s];
+        step.m = m[s];
+        if (step.m > 0) {
+          const std::span<const double> sample(sorted_cost.data(), static_cast<std::size_t>(step.m));
+          step.sample_mean_cost = detail::compensated_mean(sample);
+          step.p = ltt::hoeffding_serfling_pvalue(sample, step.N, budget, range);
+        }
+        c.steps.push_back(step);
+        return step.p;
+      },
+      delta);
+  if (walk.last_rejected) {
+    for (std::int64_t j = 0; j <= *walk.last_rejected; ++j) c.steps[static_cast<std::size_t>(j)].rejected = true;
+    c.certified = true;
+    c.certified_step = walk.last_rejected;
+    const MeanCostStep& s = c.steps[static_cast<std::size_t>(*walk.last_rejected)];
+    c.threshold = s.lambda;
+    c.selection_size = s.N;
+  }
+  return c;
+}
+
+}  // namespace ltt::curation

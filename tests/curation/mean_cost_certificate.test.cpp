@@ -1,0 +1,141 @@
+// Tests for include/curation/mean_cost_certificate.hpp: a walk by hand with the
+// Hoeffding-Serfling p-values recomputed here, a step without evidence, a Monte Carlo check of
+// false certification on a pool with known costs, and argument checking.
+
+#include <curation/calibration.hpp>
+#include <curation/mean_cost_certificate.hpp>
+#include <curation/selection.hpp>
+#include <curation/threshold_grid.hpp>
+#include <ltt/bounds.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace cur = ltt::curation;
+using Positions = std::vector<std::int64_t>;
+
+template <class F>
+void check_throws_naming(F f, const std::string& parameter) {
+  try {
+    f();
+    FAIL("no exception; expected one naming '" << parameter << "'");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK_MESSAGE(what.find("'" + parameter + "'") != std::string::npos, what);
+  }
+}
+
+// exp(-2 m t^2 / (1 - (m - 1) / N)), t = (budget - mean) / range.
+double serfling(double m, double N, double mean, double budget, double range) {
+  const double t = (budget - mean) / range;
+  return t <= 0 ? 1.0 : std::exp(-2 * m * t * t / (1 - (m - 1) / N));
+}
+
+std::vector<double> ramp(std::size_t N) {
+  std::vector<double> g(N);
+  std::iota(g.begin(), g.end(), 0.0);
+  return g;
+}
+
+}  // namespace
+
+// Scores 0..9; quantiles 0.8, 0.5, 0.1 -> ranks 7, 4, 0 -> S = {7..9}, {4..9}, everything.
+// Calibration positions 9, 8, 5, 2 with costs 1, 2, 3, 10; budget 5, range 10.
+//   step 0: N 3,  m 2 (costs 1, 2),        mean 1.5, t 0.35, p = exp(-2*2*0.1225/(2/3)) = 0.4795
+//   step 1: N 6,  m 3 (costs 1, 2, 3),     mean 2,   t 0.30, p = exp(-2*3*0.09/(4/6))    = 0.4449
+//   step 2: N 10, m 4 (costs 1, 2, 3, 10), mean 4,   t 0.10, p = exp(-2*4*0.01/(7/10))   = 0.8920
+// At delta = 0.5: steps 0 and 1 rejected, stop at 2; certified lambda = 4, 6 trajectories.
+TEST_CASE("mean_cost_certificate: a walk by hand") {
+  const auto g = ramp(10);
+  const auto grid = cur::threshold_grid(g, std::vector<double>{0.8, 0.5, 0.1});
+  const auto c = cur::mean_cost_certificate(grid, g, Positions{9, 8, 5, 2},
+                                            std::vector<double>{1, 2, 3, 10}, 5.0, 10.0, 0.5);
+  REQUIRE(c.steps.size() == 3);
+  const std::vector<std::int64_t> N{3, 6, 10}, m{2, 3, 4};
+  const std::vector<double> mean{1.5, 2, 4};
+  for (std::size_t j = 0; j < 3; ++j) {
+    CAPTURE(j);
+    CHECK(c.steps[j].N == N[j]);
+    CHECK(c.steps[j].m == m[j]);
+    CHECK(c.steps[j].sample_mean_cost == doctest::Approx(mean[j]));
+    CHECK(c.steps[j].p == doctest::Approx(serfling(static_cast<double>(m[j]), static_cast<double>(N[j]), mean[j], 5, 10)));
+    CHECK(c.steps[j].rejected == (j < 2));
+  }
+  CHECK(c.steps[0].p == doctest::Approx(0.4795).epsilon(1e-3));
+  CHECK(c.certified);
+  CHECK(*c.certified_step == 1);
+  CHECK(*c.threshold == 4.0);
+  CHECK(c.selection_size == 6);
+  CHECK(c.calibration_size == 4);
+  CHECK(c.grid_size == 3);
+}
+
+TEST_CASE("mean_cost_certificate: a step no calibration trajectory reaches has p = 1") {
+  const auto g = ramp(10);
+  const auto grid = cur::threshold_grid(g, std::vector<double>{0.95, 0.5});
+  const auto c = cur::mean_cost_certificate(grid, g, Positions{0, 1}, std::vector<double>{0, 0}, 5.0, 10.0, 0.5);
+  REQUIRE(c.steps.size() == 1);
+  CHECK(c.steps[0].m == 0);
+  CHECK(c.steps[0].p == 1.0);
+  CHECK_FALSE(c.certified);
+  CHECK_FALSE(c.threshold.has_value());
+  CHECK(c.selection_size == 0);
+}
+
+TEST_CASE("mean_cost_certificate: false certification at most delta (Monte Carlo)") {
+  // Pool of 600, scores 0..599, cost 10 on every third trajectory and 0 elsewhere: every
+  // selection on the grid has mean cost between 3.29 and 3.34, above the budget 3.2, so every
+  // step is a true null and any certification is false.
+  constexpr std::int64_t N = 600, n = 150, draws = 3000;
+  const auto g = ramp(N);
+  std::vector<double> cost(N);
+  for (std::int64_t i = 0; i < N; ++i)
+    cost[static_cast<std::size_t>(i)] = (i % 3 == 0) ? 10.0 : 0.0;  // mean 1/3 of 10 everywhere
+  const double budget = 3.2, range = 10.0, delta = 0.1;
+  const auto grid = cur::threshold_grid(g);
+  std::int64_t certified = 0, false_certified = 0;
+  for (std::int64_t d = 0; d < draws; ++d) {
+    const auto index = cur::draw_calibration(N, n, static_cast<std::uint64_t>(d) + 5);
+    std::vector<double> sample;
+    for (const auto i : index) sample.push_back(cost[static_cast<std::size_t>(i)]);
+    const auto c = cur::mean_cost_certificate(grid, g, index, sample, budget, range, delta);
+    if (!c.certified) continue;
+    ++certified;
+    double total = 0;
+    for (const auto i : cur::selection_at(g, *c.threshold)) total += cost[static_cast<std::size_t>(i)];
+    false_certified += total / static_cast<double>(c.selection_size) > budget;
+    CHECK(total / static_cast<double>(c.selection_size) > budget);
+  }
+  MESSAGE("mean-cost: certified " << certified << " of " << draws << ", false " << false_certified);
+  CHECK(ltt::clopper_pearson_lower(false_certified, draws, 1e-3) <= delta);
+}
+
+TEST_CASE("mean_cost_certificate: invalid input names the parameter") {
+  const auto g = ramp(10);
+  const auto grid = cur::threshold_grid(g);
+  const Positions idx{1, 2};
+  const std::vector<double> cost{1, 2};
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, cost, 5, 10, 0.0); }, "delta");
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, cost, 5, 0.0, 0.1); }, "range");
+  check_throws_naming(
+      [&] { cur::mean_cost_certificate(grid, g, idx, cost, std::numeric_limits<double>::quiet_NaN(), 10, 0.1); },
+      "budget");
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, std::vector<double>{1, 11}, 5, 10, 0.1); },
+                      "calibration_cost[1]");
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, std::vector<double>{-1, 1}, 5, 10, 0.1); },
+                      "calibration_cost[0]");
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, std::vector<double>{1}, 5, 10, 0.1); },
+                      "calibration_cost.size()");
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, Positions{1, 1}, cost, 5, 10, 0.1); },
+                      "calibration.index");
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, ramp(9), idx, cost, 5, 10, 0.1); }, "scores.size()");
+}
