@@ -7,6 +7,7 @@
 // The math, conditions and measured accuracy are in docs/bounds.md.
 
 #include <ltt/detail/check.hpp>
+#include <ltt/detail/compensated_sum.hpp>
 
 #include <boost/math/policies/policy.hpp>
 #include <boost/math/special_functions/beta.hpp>
@@ -72,14 +73,9 @@ struct mean_variance {
 
 inline mean_variance scaled_moments(std::span<const double> x, double range) {
   const auto n = static_cast<double>(x.size());
-  double sum = 0.0, carry = 0.0;
-  for (double v : x) {
-    const double y = v / range;
-    const double t = sum + y;
-    carry += std::abs(sum) >= std::abs(y) ? (sum - t) + y : (y - t) + sum;
-    sum = t;
-  }
-  const double mean = (sum + carry) / n;
+  CompensatedSum sum;
+  for (double v : x) sum.add(v / range);
+  const double mean = sum.value() / n;
   if (x.size() < 2) return {mean, 0.0};
   double ss = 0.0, s = 0.0;
   for (double v : x) {
