@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/throws.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -25,16 +27,7 @@ namespace {
 namespace cur = ltt::curation;
 using Positions = std::vector<std::int64_t>;
 
-template <class F>
-void check_throws_naming(F f, const std::string& parameter) {
-  try {
-    f();
-    FAIL("no exception; expected one naming '" << parameter << "'");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    CHECK_MESSAGE(what.find("'" + parameter + "'") != std::string::npos, what);
-  }
-}
+using ltt_test::check_throws_naming;
 
 // C(a, b) exactly; the 30-trajectory pool never needs more than C(30, 15) < 2^28.
 std::int64_t binomial(std::int64_t a, std::int64_t b) {

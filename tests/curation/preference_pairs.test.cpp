@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/throws.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -19,16 +21,7 @@ namespace {
 
 namespace cur = ltt::curation;
 
-template <class F>
-void check_throws_naming(F f, const std::string& parameter) {
-  try {
-    f();
-    FAIL("no exception; expected one naming '" << parameter << "'");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    CHECK_MESSAGE(what.find("'" + parameter + "'") != std::string::npos, what);
-  }
-}
+using ltt_test::check_throws_naming;
 
 // Trajectories back to back: per-step cost c_i(t) = level_i * (t % 3 == 0), length len_i.
 struct Steps {

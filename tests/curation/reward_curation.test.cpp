@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/throws.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,16 +24,7 @@ namespace {
 namespace cur = ltt::curation;
 using Positions = std::vector<std::int64_t>;
 
-template <class F>
-void check_throws_naming(F f, const std::string& parameter) {
-  try {
-    f();
-    FAIL("no exception; expected one naming '" << parameter << "'");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    CHECK_MESSAGE(what.find("'" + parameter + "'") != std::string::npos, what);
-  }
-}
+using ltt_test::check_throws_naming;
 
 // A selection of pool positions {1, 3, 4, 6, 8} out of 10, certified or not at alpha = 0.25.
 cur::CalibratedSelection selection(bool certified) {

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/throws.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -15,16 +17,7 @@ namespace {
 
 namespace cur = ltt::curation;
 
-template <class F>
-void check_throws_naming(F f, const std::string& parameter) {
-  try {
-    f();
-    FAIL("no exception; expected one naming '" << parameter << "'");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    CHECK_MESSAGE(what.find("'" + parameter + "'") != std::string::npos, what);
-  }
-}
+using ltt_test::check_throws_naming;
 
 cur::Aggregator percentile(double p) { return {cur::Aggregation::percentile, p}; }
 

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/throws.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,16 +26,7 @@
 
 namespace {
 
-template <class F>
-void check_throws_naming(F f, const std::string& parameter) {
-  try {
-    f();
-    FAIL("no exception; expected one naming '" << parameter << "'");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    CHECK_MESSAGE(what.find("'" + parameter + "'") != std::string::npos, what);
-  }
-}
+using ltt_test::check_throws_naming;
 
 struct Pool {
   std::int64_t N, N1, n;
