@@ -1,6 +1,6 @@
 #pragma once
-// Umbrella header for the curation layer of ltt (include/curation/). The selection logic
-// arrives with the curation issue; the statistics it stands on are in <ltt/ltt.hpp>.
+// Umbrella header for the curation layer of ltt (include/curation/): from scores and
+// calibration labels to a certified (or refused) selection; statistics in <ltt/ltt.hpp>.
 #include <ltt/ltt.hpp>
 
 #include <curation/trajectory_pool.hpp>
@@ -13,3 +13,4 @@
 #include <curation/reward_curation.hpp>
 #include <curation/mean_cost_certificate.hpp>
 #include <curation/preference_pairs.hpp>
+#include <curation/validation.hpp>

@@ -37,6 +37,8 @@ struct Invocation {
 // The table: X(name, summary), one line per subcommand, in the order `ltt --help` lists them.
 #define LTT_CLI_SUBCOMMANDS(X)                                       \
   X(rate, "certification rate of the first selection (closed form)") \
+  X(certify, "calibrated selection from a pool and labels: certificate or refusal") \
+  X(validate, "resample calibration draws on a labeled pool: false certification, rate, triple") \
   X(budget, "label budget for a target certification rate; --curve prints rate(n)")
 
 #define LTT_CLI_DECLARE(name, summary) int run_##name(const Invocation& call);

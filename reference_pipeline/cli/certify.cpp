@@ -1,0 +1,569 @@
+// ltt certify: the calibrated selection on a user's files (paper, section 4.3 and appendix A).
+// Scores of a pool and calibration labels in; a certificate (or a refusal with the uncertified
+// fallback) and the selection out. Everything is read and computed before anything is
+// written: a failure leaves no output file behind, and the selection file is removed again if
+// the certificate that describes it cannot be written.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <curation/calibrated_selection.hpp>
+#include <curation/calibration.hpp>
+#include <curation/reward_curation.hpp>
+#include <curation/score_aggregation.hpp>
+#include <curation/trajectory_pool.hpp>
+#include <ltt/certificate_triple.hpp>
+
+#include "atomic_file.hpp"
+#include "curation_flags.hpp"
+#include "format.hpp"
+#include "json_writer.hpp"
+#include "npy.hpp"
+#include "pool_file.hpp"
+#include "subcommand.hpp"
+
+namespace ltt::cli {
+
+namespace {
+
+namespace cur = ltt::curation;
+
+constexpr Flag certify_flags[] = {
+    {"pool", FlagKind::text, "CSV id,score[,return,cost,length], or .npy of scores", {}, true},
+    {"labels", FlagKind::text, "calibration labels: CSV with header id,unsafe (0 or 1)"},
+    {"draw", FlagKind::count,
+     "instead of --labels: draw this many trajectories, unsafe = cost > --budget"},
+    {"budget", FlagKind::text, "cost budget for --draw (a trajectory at the budget is within it)"},
+    {"seed", FlagKind::count, "seed of --draw and of --gate resample", "0"},
+    {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
+    {"delta", FlagKind::open_unit, "risk level", "0.1"},
+    {"grid", FlagKind::text, "score quantiles of the thresholds, decreasing",
+     "0.85,0.8,0.75,0.7,0.65,0.6,0.55,0.5,0.45,0.4,0.35,0.3"},
+    {"min-selection", FlagKind::count, "fewest trajectories the uncertified fallback keeps", "50"},
+    {"drop-unsafe-calibration", FlagKind::boolean,
+     "leave calibration trajectories labeled unsafe out of the selection"},
+    {"state-values", FlagKind::text,
+     "per-state values, CSV id,value: scores are their aggregate (no score column read)"},
+    {"aggregation", FlagKind::text, "mean, minimum or percentile of --state-values", "mean"},
+    {"percentile", FlagKind::text, "percent for --aggregation percentile, in [0, 100]", "10"},
+    {"gate", FlagKind::text, "reward-aware step behind the certificate: none, top-half or resample",
+     "none"},
+    {"kappa", FlagKind::text, "--gate resample: clip of the standardized return", "2"},
+    {"override-gate", FlagKind::boolean, "run --gate on an uncertified selection too"},
+    {"certificate", FlagKind::text, "write the certificate (the JSON object of --json) here"},
+    {"selection", FlagKind::text,
+     "write the selection here: one id per line, or a .npy mask by pool row"},
+    {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
+};
+
+constexpr Command certify_command{
+    "certify",
+    "The calibrated selection: walk the grid of score thresholds (highest first) with exact\n"
+    "composition tests on the calibration labels, certify the last threshold rejected at\n"
+    "(alpha, delta), or refuse and return the uncertified fallback (the top of the pool by\n"
+    "score, sized by a Clopper-Pearson lower bound on its safe mass). Prints the certificate\n"
+    "step by step; writes it with --certificate and the selection with --selection.\n"
+    "Calibration labels come from --labels, or with --draw from the pool's cost column.",
+    certify_flags};
+
+constexpr std::string_view gate_kinds[] = {"none", "top-half", "resample"};
+
+// Fails early, before any work, on an output file that cannot be created: no directory, no
+// permission, or a directory in its place. write_file_atomically checks again when writing.
+void check_writable(std::string_view flag, const std::string& file) {
+  namespace fs = std::filesystem;
+  const fs::path path(file);
+  const std::string shown = cat("--", flag, ": cannot write ", in_quotes(file));
+  std::error_code ec;
+  if (path.filename().empty()) throw BadInput(cat(shown, ": not a file name"));
+  if (fs::is_directory(path, ec)) throw BadInput(cat(shown, ": it is a directory"));
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw BadInput(cat(shown, ": no directory ", in_quotes(dir.string())));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw BadInput(cat(shown, ": ", std::strerror(errno)));
+}
+
+std::string_view outcome_name(cur::GateOutcome o) {
+  switch (o) {
+    case cur::GateOutcome::certified:
+      return "certified";
+    case cur::GateOutcome::overridden:
+      return "overridden";
+    case cur::GateOutcome::refused:
+      return "refused";
+  }
+  return "refused";
+}
+
+struct Inputs {
+  std::string pool_file;
+  bool pool_npy = false;
+  std::optional<std::string> state_values;
+  cur::Aggregator aggregator;
+  std::string aggregation_name;
+  std::optional<std::string> labels_file;
+  std::optional<std::int64_t> draw;
+  std::optional<double> budget;
+  std::int64_t seed = 0;
+  std::string gate = "none";
+  double kappa = 2.0;
+  bool override_gate = false;
+  std::optional<std::string> certificate_file, selection_file;
+};
+
+// What --gate did, and the selection it leaves (pool positions, ascending, repeats for the
+// resampled draws).
+struct GateResult {
+  std::string kind = "none";
+  std::optional<cur::RewardSubselection> top;
+  std::optional<cur::ReturnWeightedResample> resample;
+  std::vector<std::int64_t> written;
+};
+
+void write_json(JsonWriter& json, const cur::Certificate& c,
+                const std::optional<CertificateTriple>& triple, const GateResult& gate,
+                const Inputs& in, const cur::CalibratedSelectionOptions& options,
+                std::int64_t written_size) {
+  json.begin_object()
+      .field("certified", c.certified)
+      .field("threshold", c.threshold)
+      .field("quantile", c.quantile)
+      .field("selection_size", c.selection_size)
+      .field("fallback", c.fallback)
+      .field("alpha", c.alpha)
+      .field("delta", c.delta)
+      .field("pool_size", c.pool_size)
+      .field("calibration_size", c.calibration_size)
+      .field("calibration_unsafe", c.calibration_unsafe)
+      .field("grid_size", c.grid_size);
+  json.key("merged_quantiles").begin_array();
+  for (const double q : c.merged_quantiles) json.value(q);
+  json.end_array();
+  json.key("steps").begin_array();
+  for (const cur::CertificateStep& s : c.steps)
+    json.begin_object()
+        .field("quantile", s.quantile)
+        .field("lambda", s.lambda)
+        .field("N", s.N)
+        .field("m", s.m)
+        .field("k", s.k)
+        .field("null_boundary", s.null_boundary)
+        .field("p", s.p)
+        .field("rejected", s.rejected)
+        .end_object();
+  json.end_array();
+  json.field("certified_step", c.certified_step);
+  json.key("fallback_record");
+  if (c.fallback_record) {
+    const cur::FallbackRecord& f = *c.fallback_record;
+    json.begin_object()
+        .field("labels", f.labels)
+        .field("safe_labels", f.safe_labels)
+        .field("safe_mass_lower", f.safe_mass_lower)
+        .field("minimum_selection", f.minimum_selection)
+        .field("count", f.count)
+        .end_object();
+  } else {
+    json.null();
+  }
+  json.field("threshold_set_size", c.threshold_set_size)
+      .field("drop_unsafe_calibration", c.drop_unsafe_calibration)
+      .field("dropped", c.dropped);
+  json.key("triple");
+  if (triple) {
+    json.begin_object()
+        .field("r_hat", triple->r_hat)
+        .field("r_lo", triple->r_lo)
+        .field("conditional_bound", triple->conditional_bound)
+        .field("N1", triple->N1)
+        .field("m1", triple->m1)
+        .field("k1", triple->k1)
+        .field("U1_upper_decile", triple->U1_upper_decile)
+        .field("r_hat_error_bound", triple->error_bound)
+        .end_object();
+  } else {
+    json.null();
+  }
+  json.key("gate");
+  if (gate.top) {
+    const cur::RewardSubselection& t = *gate.top;
+    json.begin_object()
+        .field("kind", "top-half")
+        .field("outcome", outcome_name(t.outcome))
+        .field("fraction", t.fraction)
+        .field("count", t.count);
+    if (t.outcome == cur::GateOutcome::refused)
+      json.field("return_threshold", std::optional<double>{});
+    else
+      json.field("return_threshold", t.return_threshold);
+    json.field("selection_size", static_cast<std::int64_t>(t.selected.size())).end_object();
+  } else if (gate.resample) {
+    const cur::ReturnWeightedResample& r = *gate.resample;
+    std::int64_t distinct = 0;
+    for (std::size_t i = 0; i < r.resampled.size(); ++i)
+      distinct += i == 0 || r.resampled[i] != r.resampled[i - 1];
+    json.begin_object()
+        .field("kind", "resample")
+        .field("outcome", outcome_name(r.outcome))
+        .field("kappa", r.kappa)
+        .field("seed", in.seed)
+        .field("draws", static_cast<std::int64_t>(r.resampled.size()))
+        .field("distinct", distinct)
+        .field("unsafe_mass_bound", r.unsafe_mass_bound)
+        .end_object();
+  } else {
+    json.null();
+  }
+  json.key("output").begin_object();
+  json.field("selection", in.selection_file);
+  json.field("selection_format", !in.selection_file ? std::optional<std::string>{}
+                                 : !in.selection_file->ends_with(".npy")
+                                     ? std::optional<std::string>("ids")
+                                 : gate.resample ? std::optional<std::string>("npy-counts-uint32")
+                                                 : std::optional<std::string>("npy-mask-uint8"));
+  json.field("written_size", written_size);
+  json.field("certificate", in.certificate_file);
+  json.end_object();
+  json.key("inputs").begin_object();
+  json.field("pool", in.pool_file).field("pool_format", in.pool_npy ? "npy" : "csv");
+  json.field("state_values", in.state_values);
+  if (in.state_values) {
+    json.field("aggregation", in.aggregation_name);
+    if (in.aggregator.kind == cur::Aggregation::percentile)
+      json.field("percentile", in.aggregator.percentile);
+  }
+  json.field("labels", in.labels_file).field("draw", in.draw).field("budget", in.budget);
+  json.field("seed", in.seed);
+  json.key("grid").begin_array();
+  for (const double q : options.quantiles) json.value(q);
+  json.end_array();
+  json.field("min_selection", options.minimum_selection)
+      .field("gate", in.gate)
+      .field("kappa", in.gate == "resample" ? std::optional(in.kappa) : std::nullopt)
+      .field("override_gate", in.override_gate);
+  json.end_object();
+  json.end_object();
+}
+
+// A fixed-width cell, right-aligned.
+std::string cell(std::string text, std::size_t width) {
+  if (text.size() < width) text.insert(0, width - text.size(), ' ');
+  return text;
+}
+
+void write_summary(std::ostream& out, const PoolFile& pool, const cur::Certificate& c,
+                   const std::optional<CertificateTriple>& triple, const GateResult& gate,
+                   const Inputs& in, const cur::CalibratedSelectionOptions& options,
+                   std::int64_t written_size) {
+  out << "pool " << pool.name << ": " << c.pool_size << " trajectories";
+  if (in.state_values)
+    out << ", scored by the "
+        << (in.aggregator.kind == cur::Aggregation::percentile
+                ? cat(shortest(in.aggregator.percentile), "th percentile")
+                : in.aggregation_name)
+        << " of the state values in " << *in.state_values;
+  out << "\n";
+  if (in.labels_file)
+    out << "calibration " << *in.labels_file << ": ";
+  else
+    out << "calibration drawn with seed " << in.seed << " (unsafe: cost > " << shortest(*in.budget)
+        << "): ";
+  out << c.calibration_size << " labels, " << c.calibration_unsafe << " unsafe\n";
+  out << "alpha = " << shortest(c.alpha) << ", delta = " << shortest(c.delta) << "; grid of "
+      << options.quantiles.size() << " quantiles, " << c.grid_size << " distinct thresholds";
+  if (!c.merged_quantiles.empty()) {
+    out << " (merged, same threshold as the quantile before:";
+    for (const double q : c.merged_quantiles) out << ' ' << shortest(q);
+    out << ")";
+  }
+  out << "\n\n";
+
+  const std::size_t w_lambda = 12, w_count = 10;
+  out << cell("step", 4) << cell("quantile", 10) << cell("lambda", w_lambda + 2)
+      << cell("N", w_count + 2) << cell("m", 7) << cell("k", 7) << cell("U*", w_count + 2)
+      << cell("p", 14) << "  decision\n";
+  for (std::size_t j = 0; j < c.steps.size(); ++j) {
+    const cur::CertificateStep& s = c.steps[j];
+    out << cell(std::to_string(j + 1), 4) << cell(shortest(s.quantile), 10)
+        << cell(brief(s.lambda), w_lambda + 2) << cell(std::to_string(s.N), w_count + 2)
+        << cell(std::to_string(s.m), 7) << cell(std::to_string(s.k), 7)
+        << cell(std::to_string(s.null_boundary), w_count + 2) << cell(brief(s.p), 14) << "  "
+        << (s.rejected ? "rejected" : "not rejected: the walk stops") << "\n";
+  }
+  if (c.steps.size() < static_cast<std::size_t>(c.grid_size))
+    out << "  (" << static_cast<std::size_t>(c.grid_size) - c.steps.size()
+        << " deeper thresholds not reached)\n";
+  else if (c.certified)
+    out << "  (every threshold of the grid rejected)\n";
+  out << "\n";
+
+  if (c.certified) {
+    out << "certified: threshold lambda = " << brief(c.threshold) << " at quantile "
+        << shortest(c.quantile) << ", step " << *c.certified_step + 1 << "; S(lambda) holds "
+        << c.threshold_set_size << " trajectories\n";
+    out << "  guarantee, over the uniform calibration draw: Pr[certified and more than alpha = "
+        << shortest(c.alpha) << " of S(lambda) unsafe] <= delta = " << shortest(c.delta) << "\n";
+    if (triple)
+      out << "  certificate triple: r_hat = " << brief(triple->r_hat)
+          << ", r_lo = " << brief(triple->r_lo)
+          << ", Pr[out of spec | certified] <= " << brief(triple->conditional_bound) << "\n";
+  } else {
+    const cur::FallbackRecord& f = *c.fallback_record;
+    const cur::CertificateStep& first = c.steps.front();
+    out << "refused: nothing is certified (p_1 = " << brief(first.p)
+        << " > delta = " << shortest(c.delta) << ")\n";
+    out << "uncertified fallback: the top K = " << f.count << " of " << c.pool_size << " by score ("
+        << c.threshold_set_size << " with ties at threshold " << brief(c.threshold) << ")\n"
+        << "  K = max(min(" << f.minimum_selection
+        << ", N), floor(L N)), L = " << brief(f.safe_mass_lower)
+        << ", the Clopper-Pearson lower bound at level delta on the "
+        << "safe mass (" << f.safe_labels << " of " << f.labels << " labels safe)\n";
+  }
+  if (c.drop_unsafe_calibration)
+    out << "dropped " << c.dropped << " calibration trajectories labeled unsafe\n";
+  out << "selection: " << c.selection_size << " trajectories\n";
+
+  if (gate.top) {
+    const cur::RewardSubselection& t = *gate.top;
+    if (t.outcome == cur::GateOutcome::refused)
+      out << "gate top-half: refused on the uncertified selection (--override-gate runs it); the "
+             "selection is unchanged\n";
+    else
+      out << "gate top-half: "
+          << (t.outcome == cur::GateOutcome::certified ? "ran (certified)"
+                                                       : "ran (overridden, UNCERTIFIED)")
+          << ": " << t.selected.size() << " kept by return >= " << brief(t.return_threshold)
+          << "\n";
+  }
+  if (gate.resample) {
+    const cur::ReturnWeightedResample& r = *gate.resample;
+    if (r.outcome == cur::GateOutcome::refused) {
+      out << "gate resample: refused on the uncertified selection (--override-gate runs it); the "
+             "selection is unchanged\n";
+    } else {
+      out << "gate resample: "
+          << (r.outcome == cur::GateOutcome::certified ? "ran (certified)"
+                                                       : "ran (overridden, UNCERTIFIED)")
+          << ": " << r.resampled.size() << " draws with kappa = " << shortest(r.kappa);
+      if (r.unsafe_mass_bound)
+        out << "; unsafe mass of the resampling law <= " << brief(*r.unsafe_mass_bound);
+      out << "\n";
+    }
+  }
+  if (in.selection_file) {
+    if (!in.selection_file->ends_with(".npy"))
+      out << "wrote " << written_size << " ids to " << *in.selection_file << "\n";
+    else if (gate.resample)
+      out << "wrote the draw counts of " << written_size << " draws (uint32 by pool row) to "
+          << *in.selection_file << "\n";
+    else
+      out << "wrote a mask of " << written_size << " trajectories (uint8 by pool row) to "
+          << *in.selection_file << "\n";
+  }
+  if (in.certificate_file) out << "wrote the certificate to " << *in.certificate_file << "\n";
+}
+
+void write_selection(std::ostream& out, const std::string& file, const PoolFile& pool,
+                     const std::vector<std::int64_t>& written, bool counts) {
+  if (file.ends_with(".npy")) {
+    const auto N = static_cast<std::size_t>(pool.size());
+    if (counts) {
+      std::vector<std::uint32_t> c(N, 0);
+      for (const std::int64_t p : written) ++c[static_cast<std::size_t>(p)];
+      write_npy_vector(out, "<u4", c);
+    } else {
+      std::vector<std::uint8_t> mask(N, 0);
+      for (const std::int64_t p : written) mask[static_cast<std::size_t>(p)] = 1;
+      write_npy_vector(out, "|u1", mask);
+    }
+    return;
+  }
+  std::string text;
+  text.reserve(written.size() * 8);
+  char buf[24];
+  for (const std::int64_t p : written) {
+    const auto r = std::to_chars(buf, buf + sizeof buf, pool.pool.id[static_cast<std::size_t>(p)]);
+    text.append(buf, r.ptr);
+    text.push_back('\n');
+  }
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+}  // namespace
+
+int run_certify(const Invocation& call) {
+  const auto args = parse_or_help(certify_command, call);
+  if (!args) return 0;
+
+  // Flags, and the relations between them, before any file is read.
+  Inputs in;
+  in.pool_file = args->text("pool");
+  in.pool_npy = in.pool_file.ends_with(".npy");
+  if (args->has("labels") == args->has("draw"))
+    throw BadInput(args->has("labels") ? "--labels and --draw exclude each other"
+                                       : "missing --labels (or --draw with --budget)");
+  if (args->has("labels")) in.labels_file = args->text("labels");
+  if (args->has("draw")) {
+    in.draw = args->count("draw");
+    if (*in.draw < 1) throw BadInput("--draw: 0 must be at least 1");
+    if (!args->has("budget")) throw BadInput("--draw needs --budget (unsafe means cost > budget)");
+    in.budget = finite_real("budget", args->text("budget"));
+  } else if (args->has("budget")) {
+    throw BadInput("--budget needs --draw (with --labels the labels say what is unsafe)");
+  }
+  in.seed = args->count("seed");
+
+  if (args->has("state-values")) in.state_values = args->text("state-values");
+  in.aggregation_name = args->text("aggregation");
+  if (args->given("aggregation") && !in.state_values)
+    throw BadInput(
+        "--aggregation needs --state-values (the pool's score column is already one "
+        "score per trajectory)");
+  if (in.aggregation_name == "mean")
+    in.aggregator.kind = cur::Aggregation::mean;
+  else if (in.aggregation_name == "minimum")
+    in.aggregator.kind = cur::Aggregation::minimum;
+  else if (in.aggregation_name == "percentile")
+    in.aggregator.kind = cur::Aggregation::percentile;
+  else
+    throw BadInput(cat("--aggregation: ", in_quotes(in.aggregation_name),
+                       " is not one of mean, minimum, percentile"));
+  if (args->given("percentile") && in.aggregator.kind != cur::Aggregation::percentile)
+    throw BadInput("--percentile needs --aggregation percentile");
+  in.aggregator.percentile =
+      real_in_range("percentile", args->text("percentile"), 0.0, 100.0, "in [0, 100]");
+
+  in.gate = args->text("gate");
+  if (std::find(std::begin(gate_kinds), std::end(gate_kinds), in.gate) == std::end(gate_kinds))
+    throw BadInput(cat("--gate: ", in_quotes(in.gate), " is not one of none, top-half, resample"));
+  if (args->given("kappa") && in.gate != "resample")
+    throw BadInput("--kappa needs --gate resample");
+  in.kappa = real_in_range("kappa", args->text("kappa"), 0.0, std::numeric_limits<double>::max(),
+                           "finite and >= 0");
+  in.override_gate = args->flag("override-gate");
+  if (in.override_gate && in.gate == "none")
+    throw BadInput("--override-gate needs --gate top-half or --gate resample");
+
+  cur::CalibratedSelectionOptions options;
+  options.alpha = args->real("alpha");
+  options.delta = args->real("delta");
+  options.quantiles = grid_quantiles(args->text("grid"));
+  options.minimum_selection = args->count("min-selection");
+  options.drop_unsafe_calibration = args->flag("drop-unsafe-calibration");
+
+  if (args->has("certificate")) in.certificate_file = args->text("certificate");
+  if (args->has("selection")) in.selection_file = args->text("selection");
+  if (in.certificate_file && in.selection_file) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path a = fs::weakly_canonical(fs::absolute(*in.certificate_file, ec), ec);
+    const fs::path b = fs::weakly_canonical(fs::absolute(*in.selection_file, ec), ec);
+    if (*in.certificate_file == *in.selection_file || (!a.empty() && a == b))
+      throw BadInput("--certificate and --selection name the same file");
+  }
+  if (in.certificate_file) check_writable("certificate", *in.certificate_file);
+  if (in.selection_file) check_writable("selection", *in.selection_file);
+
+  // Inputs.
+  PoolFile pool = read_pool(in.pool_file, !in.state_values);
+  if (in.state_values) pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
+  const std::vector<double>& scores = pool.pool.score;
+  const std::int64_t N = pool.size();
+  if (in.gate != "none" && pool.pool.episodic_return.empty())
+    throw BadInput(cat(pool.name, ": --gate ", in.gate,
+                       " needs a 'return' column (episodic return)",
+                       pool.npy ? "; a .npy pool holds scores only" : ""));
+
+  cur::Calibration calibration;
+  if (in.labels_file) {
+    calibration = read_labels(*in.labels_file, pool);
+  } else {
+    if (pool.pool.episodic_cost.empty())
+      throw BadInput(cat(pool.name,
+                         ": --draw needs a 'cost' column to label the drawn trajectories",
+                         pool.npy ? "; a .npy pool holds scores only" : ""));
+    if (*in.draw > N)
+      throw BadInput(cat("--draw: ", std::to_string(*in.draw), " must not exceed the pool size ",
+                         std::to_string(N), " (", pool.name, ")"));
+    const std::vector<std::uint8_t> unsafe = cur::unsafe_bits(pool.pool.episodic_cost, *in.budget);
+    calibration = cur::label_calibration(cur::draw_calibration(N, *in.draw, in.seed), unsafe);
+  }
+
+  // The calibrated selection, its triple, and the gate.
+  cur::CalibratedSelection result = cur::calibrated_selection(scores, calibration, options);
+  cur::Certificate& c = result.certificate;
+  std::optional<CertificateTriple> triple;
+  if (c.certified) {
+    const cur::CertificateStep& first = c.steps.front();
+    triple =
+        ltt::certificate_triple(N, first.N, first.m, first.k, c.calibration_size, c.alpha, c.delta);
+    c.triple = cur::TripleRecord{triple->r_hat, triple->r_lo, triple->conditional_bound};
+  }
+  GateResult gate;
+  gate.kind = in.gate;
+  const cur::GateOverride override_gate =
+      in.override_gate ? cur::GateOverride::allow_uncertified : cur::GateOverride::none;
+  if (in.gate == "top-half") {
+    gate.top = cur::top_return_subselection(result, pool.pool.episodic_return, 0.5, override_gate);
+    gate.written = gate.top->selected;
+  } else if (in.gate == "resample") {
+    gate.resample = cur::return_weighted_resample(result, pool.pool.episodic_return, in.kappa,
+                                                  in.seed, override_gate);
+    gate.written = gate.resample->resampled;
+  } else {
+    gate.written = result.selected;
+  }
+  const auto written_size = static_cast<std::int64_t>(gate.written.size());
+
+  std::ostringstream json_text;
+  {
+    JsonWriter json(json_text);
+    write_json(json, c, triple, gate, in, options, written_size);
+    json_text << '\n';
+  }
+
+  // Outputs: the selection, then the certificate that describes it; if the certificate
+  // cannot be written, a selection file this run created is removed again.
+  if (in.selection_file) {
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(*in.selection_file, ec);
+    write_file_atomically(*in.selection_file, [&](std::ostream& out) {
+      write_selection(out, *in.selection_file, pool, gate.written, gate.resample.has_value());
+    });
+    if (in.certificate_file) {
+      try {
+        write_file_atomically(*in.certificate_file,
+                              [&](std::ostream& out) { out << json_text.str(); });
+      } catch (...) {
+        if (!existed) std::filesystem::remove(*in.selection_file, ec);
+        throw;
+      }
+    }
+  } else if (in.certificate_file) {
+    write_file_atomically(*in.certificate_file, [&](std::ostream& out) { out << json_text.str(); });
+  }
+
+  if (args->flag("json"))
+    call.out << json_text.str();
+  else
+    write_summary(call.out, pool, c, triple, gate, in, options, written_size);
+  return 0;
+}
+
+}  // namespace ltt::cli

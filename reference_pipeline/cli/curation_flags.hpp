@@ -1,0 +1,62 @@
+#pragma once
+// Flag values the curation subcommands share (`ltt certify`, and any other that walks a grid):
+// the --grid list of quantiles, and real numbers given through text flags (a cost budget, a
+// clip kappa, a percentile), which the flag table's kinds do not cover. Messages name the flag.
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arguments.hpp"
+#include "bad_input.hpp"
+#include "format.hpp"
+
+namespace ltt::cli {
+
+// A real number in [lo, hi] (NaN refused); range says it in words for the message.
+inline double real_in_range(std::string_view flag, std::string_view text, double lo, double hi,
+                            std::string_view range) {
+  const std::optional<double> x = detail::read_double(text);
+  if (!x || std::isnan(*x))
+    throw BadInput(cat("--", flag, ": ", in_quotes(text), " is not a number"));
+  if (!(*x >= lo && *x <= hi)) throw BadInput(cat("--", flag, ": ", text, " must be ", range));
+  return *x;
+}
+
+// A finite real number (a cost budget).
+inline double finite_real(std::string_view flag, std::string_view text) {
+  const std::optional<double> x = detail::read_double(text);
+  if (!x || std::isnan(*x))
+    throw BadInput(cat("--", flag, ": ", in_quotes(text), " is not a number"));
+  if (!std::isfinite(*x)) throw BadInput(cat("--", flag, ": ", text, " must be finite"));
+  return *x;
+}
+
+// "0.85,0.8,..." -> grid quantiles, each in [0, 1], strictly decreasing (spaces around items
+// allowed). The flag is --grid.
+inline std::vector<double> grid_quantiles(std::string_view text) {
+  std::vector<double> q;
+  for (;;) {
+    const std::size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    const std::optional<double> x = detail::read_double(item);
+    if (!x || std::isnan(*x))
+      throw BadInput(cat("--grid: ", in_quotes(item),
+                         " is not a number (a comma-separated list of quantiles)"));
+    if (!(*x >= 0.0 && *x <= 1.0))
+      throw BadInput(cat("--grid: quantile ", item, " must lie in [0, 1]"));
+    if (!q.empty() && !(*x < q.back()))
+      throw BadInput(cat("--grid: ", item, " is not below ", shortest(q.back()),
+                         ": quantiles run from shallow to deep, strictly decreasing"));
+    q.push_back(*x);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return q;
+}
+
+}  // namespace ltt::cli

@@ -1,0 +1,218 @@
+#pragma once
+// The program's input files for curation (docs/cli.md, "ltt certify"): a trajectory pool, the
+// calibration labels for some of its trajectories, and optionally per-state values to
+// aggregate into scores. Each reader checks what the curation headers would refuse, and says
+// where: `pool.csv:17: score 'nan' is not a finite number`.
+//
+//   pool      CSV with a header holding at least id (an integer) and score; optional return,
+//             cost (finite numbers) and length (an integer >= 0); any order, other columns
+//             ignored. Or a .npy file holding a one-dimensional float64 array of scores, the
+//             trajectory at row i having id i.
+//   labels    CSV id,unsafe (unsafe 0 or 1), other columns ignored; every id in the pool, none
+//             twice, no more labels than trajectories.
+//   states    CSV id,value: one row per state, rows of a trajectory in any order and
+//             interleaved with others; every pool trajectory needs at least one state.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <curation/calibration.hpp>
+#include <curation/score_aggregation.hpp>
+#include <curation/trajectory_pool.hpp>
+
+#include "bad_input.hpp"
+#include "format.hpp"
+#include "npy.hpp"
+#include "table_reader.hpp"
+
+namespace ltt::cli {
+
+struct PoolFile {
+  std::string name;                 // the file as the user typed it
+  bool npy = false;                 // read from a .npy array of scores
+  curation::TrajectoryPool pool;    // score is empty when the scores come from state values
+  std::vector<std::int64_t> line;   // CSV line of each trajectory (empty for .npy)
+  std::vector<std::int64_t> by_id;  // pool positions in ascending id order
+
+  std::int64_t size() const { return static_cast<std::int64_t>(pool.id.size()); }
+
+  // "pool.csv:17", or "scores.npy, row 17", for messages about one trajectory.
+  std::string where(std::int64_t position) const {
+    if (npy) return cat(name, ", row ", std::to_string(position));
+    return cat(name, ":", std::to_string(line[static_cast<std::size_t>(position)]));
+  }
+
+  std::optional<std::int64_t> position_of(std::int64_t id) const {
+    const auto it = std::lower_bound(
+        by_id.begin(), by_id.end(), id,
+        [&](std::int64_t p, std::int64_t x) { return pool.id[static_cast<std::size_t>(p)] < x; });
+    if (it == by_id.end() || pool.id[static_cast<std::size_t>(*it)] != id) return std::nullopt;
+    return *it;
+  }
+};
+
+namespace detail {
+
+// Orders the positions by id and refuses a repeated id, naming both lines. Ids that already
+// ascend (the common case) need no sort.
+inline void index_ids(PoolFile& f) {
+  const std::vector<std::int64_t>& id = f.pool.id;
+  f.by_id.resize(id.size());
+  for (std::size_t i = 0; i < id.size(); ++i) f.by_id[i] = static_cast<std::int64_t>(i);
+  if (std::adjacent_find(id.begin(), id.end(), std::greater_equal<>()) == id.end()) return;
+  std::sort(f.by_id.begin(), f.by_id.end(), [&](std::int64_t a, std::int64_t b) {
+    const auto ia = id[static_cast<std::size_t>(a)], ib = id[static_cast<std::size_t>(b)];
+    return ia != ib ? ia < ib : a < b;
+  });
+  // Each run of equal ids starts with the id's first line; report the run whose second
+  // member, the first repeat, comes earliest in the file.
+  std::optional<std::size_t> worst;
+  for (std::size_t s = 1; s < f.by_id.size(); ++s) {
+    const auto at = [&](std::size_t t) { return id[static_cast<std::size_t>(f.by_id[t])]; };
+    if (at(s) != at(s - 1) || (s >= 2 && at(s - 2) == at(s))) continue;
+    if (!worst || f.by_id[s] < f.by_id[*worst]) worst = s;
+  }
+  if (!worst) return;
+  const std::int64_t repeat = f.by_id[*worst], first = f.by_id[*worst - 1];
+  throw BadInput(cat(f.where(repeat), ": id ", std::to_string(id[static_cast<std::size_t>(repeat)]),
+                     " repeats the id of ", f.npy ? "row " : "line ",
+                     std::to_string(f.npy ? first : f.line[static_cast<std::size_t>(first)])));
+}
+
+}  // namespace detail
+
+// A pool from a CSV file already in memory (read_pool reads the file). With need_score false
+// (scores come from state values) a score column is not read, even if present.
+inline PoolFile read_pool_csv(CsvFile csv, bool need_score = true) {
+  PoolFile f;
+  f.name = csv.name();
+  curation::TrajectoryPool& p = f.pool;
+  // Absent columns are `none` (an optional here trips GCC 12's -Wmaybe-uninitialized).
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  const std::size_t id_column = csv.column("id");
+  const std::size_t score_column = need_score ? csv.column("score") : none;
+  const std::size_t return_column = csv.find_column("return").value_or(none);
+  const std::size_t cost_column = csv.find_column("cost").value_or(none);
+  const std::size_t length_column = csv.find_column("length").value_or(none);
+  for (CsvRecord row; csv.next(row);) {
+    p.id.push_back(integer_field(csv, row, id_column, "id"));
+    if (score_column != none) p.score.push_back(finite_field(csv, row, score_column, "score"));
+    if (return_column != none)
+      p.episodic_return.push_back(finite_field(csv, row, return_column, "return"));
+    if (cost_column != none) p.episodic_cost.push_back(finite_field(csv, row, cost_column, "cost"));
+    if (length_column != none) {
+      const std::int64_t length = integer_field(csv, row, length_column, "length");
+      if (length < 0)
+        csv.fail(row.line, cat("length ", std::to_string(length), " must not be negative"));
+      p.length.push_back(length);
+    }
+    f.line.push_back(row.line);
+  }
+  if (p.id.empty())
+    csv.fail(csv.header_line(), "no trajectories after the header: the pool is empty");
+  detail::index_ids(f);
+  return f;
+}
+
+// A pool from a .npy array of float64 scores; the trajectory at row i has id i.
+inline PoolFile read_pool_npy(const std::string& path, bool need_score = true) {
+  PoolFile f;
+  f.name = path;
+  f.npy = true;
+  curation::TrajectoryPool& p = f.pool;
+  p.score = npy_float64_vector(path, read_whole_file(path));
+  if (p.score.empty())
+    throw BadInput(cat(path, ": the array is empty: the pool has no trajectories"));
+  for (std::size_t i = 0; i < p.score.size(); ++i)
+    if (!std::isfinite(p.score[i]))
+      throw BadInput(cat(f.where(static_cast<std::int64_t>(i)), ": score ", shortest(p.score[i]),
+                         " is not a finite number"));
+  p.id.resize(p.score.size());
+  for (std::size_t i = 0; i < p.id.size(); ++i) p.id[i] = static_cast<std::int64_t>(i);
+  if (!need_score) p.score.clear();
+  detail::index_ids(f);
+  return f;
+}
+
+// A pool from a file: .npy by its name, CSV otherwise.
+inline PoolFile read_pool(const std::string& path, bool need_score = true) {
+  return path.ends_with(".npy") ? read_pool_npy(path, need_score)
+                                : read_pool_csv(CsvFile::read(path), need_score);
+}
+
+// A labeled calibration set, mapped onto the pool's positions by the library
+// (curation::calibration_from_labels) once every row has been checked here with its line.
+inline curation::Calibration read_labels(const std::string& path, const PoolFile& pool) {
+  CsvFile csv = CsvFile::read(path);
+  const std::size_t id_column = csv.column("id");
+  const std::size_t unsafe_column = csv.column("unsafe");
+  std::vector<std::int64_t> ids, bits;
+  std::unordered_map<std::int64_t, std::int64_t> line_of_position;
+  for (CsvRecord row; csv.next(row);) {
+    const std::int64_t id = integer_field(csv, row, id_column, "id");
+    const std::string_view bit = row.fields[unsafe_column];
+    if (bit != "0" && bit != "1")
+      csv.fail(row.line, bit.empty() ? std::string("unsafe is missing (0 or 1)")
+                                     : cat("unsafe ", in_quotes(bit), " must be 0 or 1"));
+    if (static_cast<std::int64_t>(ids.size()) == pool.size())
+      csv.fail(row.line, cat("more labels than the ", std::to_string(pool.size()),
+                             " trajectories of the pool ", pool.name,
+                             ": the calibration set is drawn from the pool"));
+    const std::optional<std::int64_t> position = pool.position_of(id);
+    if (!position)
+      csv.fail(row.line, cat("id ", std::to_string(id), " is not in the pool ", pool.name));
+    const auto [it, fresh] = line_of_position.emplace(*position, row.line);
+    if (!fresh)
+      csv.fail(row.line, cat("id ", std::to_string(id), " is labeled twice (also on line ",
+                             std::to_string(it->second), ")"));
+    ids.push_back(id);
+    bits.push_back(bit == "1" ? 1 : 0);
+  }
+  if (ids.empty())
+    csv.fail(csv.header_line(), "no labels after the header: at least one is needed");
+  return curation::calibration_from_labels(pool.pool.id, ids, bits);
+}
+
+// One score per pool trajectory from its states' values (curation::trajectory_scores).
+inline std::vector<double> read_state_scores(const std::string& path, const PoolFile& pool,
+                                             const curation::Aggregator& aggregator) {
+  CsvFile csv = CsvFile::read(path);
+  const std::size_t id_column = csv.column("id");
+  const std::size_t value_column = csv.column("value");
+  std::vector<std::int64_t> owner;
+  std::vector<double> value;
+  for (CsvRecord row; csv.next(row);) {
+    const std::int64_t id = integer_field(csv, row, id_column, "id");
+    const std::optional<std::int64_t> position = pool.position_of(id);
+    if (!position)
+      csv.fail(row.line, cat("id ", std::to_string(id), " is not in the pool ", pool.name));
+    owner.push_back(*position);
+    value.push_back(finite_field(csv, row, value_column, "value"));
+  }
+  // Group by trajectory (a stable counting sort), then aggregate.
+  const auto N = static_cast<std::size_t>(pool.size());
+  std::vector<std::int64_t> offsets(N + 1, 0);
+  for (const std::int64_t p : owner) ++offsets[static_cast<std::size_t>(p) + 1];
+  for (std::size_t i = 0; i < N; ++i)
+    if (offsets[i + 1] == 0)
+      csv.fail_file(cat("no state values for id ", std::to_string(pool.pool.id[i]), " (",
+                        pool.where(static_cast<std::int64_t>(i)), ")"));
+  for (std::size_t i = 0; i < N; ++i) offsets[i + 1] += offsets[i];
+  std::vector<std::int64_t> next(offsets.begin(), offsets.end() - 1);
+  std::vector<double> grouped(value.size());
+  for (std::size_t r = 0; r < value.size(); ++r)
+    grouped[static_cast<std::size_t>(next[static_cast<std::size_t>(owner[r])]++)] = value[r];
+  return curation::trajectory_scores(grouped, offsets, aggregator);
+}
+
+}  // namespace ltt::cli

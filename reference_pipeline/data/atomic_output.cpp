@@ -1,0 +1,157 @@
+#include "atomic_output.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "error.hpp"
+
+namespace ltt::data {
+
+namespace fs = std::filesystem;
+using detail::cat;
+using detail::in_quotes;
+
+namespace {
+
+[[noreturn]] void cannot_write(const fs::path& path, std::string_view what, int error) {
+  throw DataError(cat("cannot write ", in_quotes(path.string()), ": ", what, error != 0 ? ": " : "",
+                      error != 0 ? std::strerror(error) : ""));
+}
+
+fs::path directory_of(const fs::path& path) {
+  return path.has_parent_path() ? path.parent_path() : fs::path(".");
+}
+
+// A writable name pattern "dir/.name.<tag>-XXXXXX" for mkstemp and mkdtemp.
+std::vector<char> temporary_pattern(const fs::path& path, std::string_view tag) {
+  const std::string pattern =
+      (directory_of(path) / cat(".", path.filename().string(), ".", tag, "-XXXXXX")).string();
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  return name;
+}
+
+int fsync_path(const fs::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) return errno;
+  const int error = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  return error;
+}
+
+mode_t creation_mask() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
+// Removes the temporary on every path that does not reach the final rename.
+struct RemoveUnlessKept {
+  fs::path path;
+  bool keep = false;
+  ~RemoveUnlessKept() {
+    if (!keep) {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  }
+};
+
+void check_destination_name(const fs::path& path) {
+  if (path.empty() || path.filename().empty() || path.filename() == "." || path.filename() == "..")
+    cannot_write(path, "not a file name", 0);
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path,
+                           const std::function<void(const fs::path&)>& write) {
+  check_destination_name(path);
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) cannot_write(path, "it is a directory", 0);
+
+  std::vector<char> name = temporary_pattern(path, "tmp");
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0)
+    cannot_write(path, cat("cannot create a file in ", in_quotes(directory_of(path).string())),
+                 errno);
+  RemoveUnlessKept temporary{fs::path(name.data())};
+  // mkstemp creates the file 0600; give it the mode a plain open() would (0666 minus umask).
+  const int chmod_error = ::fchmod(fd, 0666 & ~creation_mask()) == 0 ? 0 : errno;
+  ::close(fd);
+  if (chmod_error != 0) cannot_write(path, "cannot set the file mode", chmod_error);
+
+  write(temporary.path);
+
+  if (const int error = fsync_path(temporary.path, O_RDONLY); error != 0)
+    cannot_write(path, "fsync failed", error);
+  if (::rename(temporary.path.c_str(), path.c_str()) != 0)
+    cannot_write(path, "rename failed", errno);
+  temporary.keep = true;
+}
+
+void write_directory_atomically(const fs::path& path,
+                                const std::function<void(const fs::path&)>& write) {
+  check_destination_name(path);
+  std::error_code ec;
+  const bool replacing = fs::exists(fs::symlink_status(path, ec));
+  if (replacing) {
+    if (!fs::is_directory(fs::symlink_status(path, ec)))
+      cannot_write(path, "it exists and is not a directory", 0);
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+      if (!e.is_regular_file() || e.path().extension() != ".npy")
+        cannot_write(path,
+                     cat("the directory exists and holds ", in_quotes(e.path().filename().string()),
+                         ", which is not a .npy file; not replacing it"),
+                     0);
+    if (ec) cannot_write(path, "cannot list the existing directory", ec.value());
+  }
+
+  std::vector<char> name = temporary_pattern(path, "tmp");
+  if (::mkdtemp(name.data()) == nullptr)
+    cannot_write(path, cat("cannot create a directory in ", in_quotes(directory_of(path).string())),
+                 errno);
+  RemoveUnlessKept temporary{fs::path(name.data())};
+  if (::chmod(name.data(), 0777 & ~creation_mask()) != 0)
+    cannot_write(path, "cannot set the directory mode", errno);
+
+  write(temporary.path);
+
+  for (const fs::directory_entry& e : fs::directory_iterator(temporary.path))
+    if (const int error = fsync_path(e.path(), O_RDONLY); error != 0)
+      cannot_write(path, cat("fsync of ", in_quotes(e.path().filename().string()), " failed"),
+                   error);
+  if (const int error = fsync_path(temporary.path, O_RDONLY | O_DIRECTORY); error != 0)
+    cannot_write(path, "fsync failed", error);
+
+  if (!replacing) {
+    if (::rename(temporary.path.c_str(), path.c_str()) != 0)
+      cannot_write(path, "rename failed", errno);
+    temporary.keep = true;
+    return;
+  }
+  // rename(2) replaces an empty directory only, so the old one moves aside first.
+  std::vector<char> aside_name = temporary_pattern(path, "old");
+  if (::mkdtemp(aside_name.data()) == nullptr)
+    cannot_write(path, cat("cannot create a directory in ", in_quotes(directory_of(path).string())),
+                 errno);
+  RemoveUnlessKept aside{fs::path(aside_name.data())};
+  if (::rename(path.c_str(), aside.path.c_str()) != 0)
+    cannot_write(path, "cannot move the old directory aside", errno);
+  if (::rename(temporary.path.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    aside.keep = true;  // the old data stays somewhere, whatever happens next
+    ::rename(aside.path.c_str(), path.c_str());
+    cannot_write(path, "rename failed", error);
+  }
+  temporary.keep = true;
+}
+
+}  // namespace ltt::data

@@ -1,0 +1,29 @@
+#pragma once
+// Output appears whole or not at all. The writer fills a temporary file (or directory) next to
+// the destination, so the final rename never crosses a file system; the data is flushed to
+// disk, then renamed over the destination, which POSIX makes atomic for a file. If the writer
+// throws, or any step fails, the temporary is removed and the destination is left as it was.
+// Failures throw DataError naming the destination.
+//
+//   write_file_atomically("selection.hdf5", [&](const std::filesystem::path& temporary) {
+//     ... create and fill `temporary` by name (it exists, empty) ...
+//   });
+
+#include <filesystem>
+#include <functional>
+
+namespace ltt::data {
+
+void write_file_atomically(
+    const std::filesystem::path& path,
+    const std::function<void(const std::filesystem::path& temporary)>& write);
+
+// The same for a directory of files (a DSRL dataset stored as .npy files). A directory already
+// at `path` is replaced only when every entry in it is a .npy file, so a directory that holds
+// anything else is never removed; replacing it takes two renames, and between them `path` is
+// briefly absent but never half-written.
+void write_directory_atomically(
+    const std::filesystem::path& path,
+    const std::function<void(const std::filesystem::path& temporary)>& write);
+
+}  // namespace ltt::data

@@ -1,0 +1,138 @@
+#pragma once
+// Datasets in the DSRL layout (Liu et al. 2023, "Datasets and benchmarks for offline safe RL";
+// github.com/liuzuxin/DSRL), read and written in one of two stores with the same API:
+//
+//   HDF5        one file (.hdf5 or .h5): what DSRL publishes and OSRL trainers read. Needs the
+//               library built with HDF5 (CMake option LTT_WITH_HDF5, on when HDF5 is found).
+//   .npy dir    a directory holding one .npy file per key (observations.npy, ...). Always
+//               available; np.load on each file gives what h5py gives for the key.
+//
+// The layout: seven keys, one row per transition, N rows each,
+//   observations, next_observations   float32 or float64, shape (N, obs_dim)
+//   actions                           float32 or float64, shape (N, act_dim)
+//   rewards, costs                    float32 or float64 (integers accepted), shape (N,) or (N, 1)
+//   terminals, timeouts               flags 0/1, shape (N,) or (N, 1): bool (h5py stores it as
+//                                     an enum of int8 with FALSE = 0, TRUE = 1), uint8 or any
+//                                     integer or float type holding only 0 and 1
+// Other keys are allowed and ignored when reading; a selection carries them along.
+//
+// Episodes (docs/dsrl.md): an episode ends at each row where terminals | timeouts; episode
+// i spans the rows after the end of episode i - 1 up to and including its own end. This is
+// the rule of DSRL's OfflineEnv.pre_process_data and OSRL's process_sequence_dataset. Rows
+// after the last end (a truncated final episode with neither flag) belong to no episode:
+// DSRL and OSRL drop them, and so does this reader, reporting how many in dropped_tail.
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <curation/trajectory_pool.hpp>
+
+#include "array.hpp"
+
+namespace ltt::data {
+
+inline constexpr std::string_view dsrl_keys[] = {
+    "observations", "next_observations", "actions", "rewards", "costs", "terminals", "timeouts"};
+
+enum class DsrlStore { hdf5, npy_directory };
+
+// True when this build reads and writes HDF5 (LTT_WITH_HDF5).
+bool hdf5_available();
+
+// The store a path names: hdf5 for a .hdf5 or .h5 name, npy_directory otherwise.
+DsrlStore store_for(const std::filesystem::path& path);
+
+// Where a pool called `stem` goes in `directory` in this build's preferred store:
+// directory/stem.hdf5 with HDF5, directory/stem (a .npy directory) without.
+std::filesystem::path default_dsrl_path(const std::filesystem::path& directory,
+                                        std::string_view stem);
+
+// A whole dataset in memory: what the built-in tasks write and what read_dsrl returns.
+// Flags are dtype bool; rewards and costs keep their float type (integer ones read as float64).
+struct DsrlDataset {
+  Array observations, next_observations, actions, rewards, costs, terminals, timeouts;
+
+  const Array& operator[](std::string_view key) const;
+  Array& operator[](std::string_view key);
+};
+
+// One episode of the file, in file order.
+struct Episode {
+  std::int64_t index = 0;      // 0-based position among the file's episodes
+  std::int64_t start = 0;      // first row
+  std::int64_t length = 0;     // rows (transitions), >= 1
+  double episodic_return = 0;  // sum of rewards over the rows, Neumaier-compensated in double
+  double episodic_cost = 0;    // sum of costs
+  bool terminal = false;       // ended by terminals (true) or by timeouts alone (false)
+};
+
+struct EpisodeSplit {
+  std::vector<Episode> episodes;
+  std::int64_t dropped_tail = 0;  // rows after the last end flag, in no episode
+};
+
+// The DSRL rule on the four per-row columns (equal lengths; flags 0 or 1).
+EpisodeSplit split_episodes(std::span<const double> rewards, std::span<const double> costs,
+                            std::span<const std::uint8_t> terminals,
+                            std::span<const std::uint8_t> timeouts);
+
+// What the curation layer needs from a DSRL file: its episodes, with the file's shape.
+struct DsrlPool {
+  std::string file;
+  DsrlStore store = DsrlStore::hdf5;
+  std::int64_t transitions = 0;  // N, rows in the file
+  std::int64_t observation_dim = 0;
+  std::int64_t action_dim = 0;
+  std::vector<Episode> episodes;
+  std::int64_t dropped_tail = 0;  // rows after the last end flag (see above)
+
+  std::int64_t size() const { return static_cast<std::int64_t>(episodes.size()); }
+};
+
+// Reads the layout of a DSRL dataset (file or .npy directory) and splits its episodes. Only
+// rewards, costs, terminals and timeouts are read in full; the other keys are checked for
+// presence, rank and row count. Throws DataError naming the file and key on a missing key,
+// a wrong rank or element type, mismatched row counts, a flag other than 0/1, an unreadable
+// file, or a dataset without a single complete episode.
+DsrlPool load_dsrl_pool(const std::filesystem::path& path);
+
+// The episodes as a curation pool: id = episode index, with length, return and cost, and
+// the given scores (one per episode, in episode order). The unsafe bit for a budget b is
+// curation::unsafe_bits(pool.episodic_cost, b).
+curation::TrajectoryPool to_trajectory_pool(const DsrlPool& pool, std::span<const double> scores);
+
+// Every key of a DSRL dataset, checked as load_dsrl_pool checks it.
+DsrlDataset read_dsrl(const std::filesystem::path& path);
+
+// Writes a dataset in the store its path names (store_for), atomically. The seven arrays
+// must have equal row counts and the ranks above; flags must be bool or uint8 0/1 (written
+// as bool: h5py's enum in HDF5, '|b1' in .npy). Throws DataError otherwise.
+void write_dsrl(const std::filesystem::path& path, const DsrlDataset& dataset);
+
+// Writes the selected episodes of the dataset at `in` to `out`, in the same store (out must
+// end in .hdf5/.h5 exactly when `in` is HDF5): every key, with the file's own element types
+// (enum flags stay enum flags), holding the selected episodes' rows one episode after
+// another in the order given. An index may repeat (resampling); then its rows repeat. Keys
+// with one row per transition besides the seven are sliced the same way, other keys copied
+// as they are; the dropped tail is never written. `in` and `out` may be the same path.
+// Throws DataError on an empty selection or an index outside [0, episodes).
+void write_dsrl_selection(const std::filesystem::path& in, const std::filesystem::path& out,
+                          std::span<const std::int64_t> episode_indices);
+
+// A selection as .npy-ready arrays (write them with write_npy):
+//   selection_indices         int64, the indices as given (order and repeats kept)
+//   selection_episode_mask    bool, one per episode of the pool: selected or not
+//   selection_transition_mask bool, one per row of the file (N): the row belongs to a
+//                             selected episode; dataset[k][mask] in numpy keeps exactly the
+//                             selected episodes (in file order, without repeats)
+// Each throws DataError on an index outside [0, pool.size()).
+Array selection_indices(const DsrlPool& pool, std::span<const std::int64_t> episode_indices);
+Array selection_episode_mask(const DsrlPool& pool, std::span<const std::int64_t> episode_indices);
+Array selection_transition_mask(const DsrlPool& pool,
+                                std::span<const std::int64_t> episode_indices);
+
+}  // namespace ltt::data

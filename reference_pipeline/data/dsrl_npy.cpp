@@ -1,0 +1,141 @@
+// The .npy-directory store of dsrl.hpp: one .npy file per key, dir/<key>.npy.
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <system_error>
+
+#include "atomic_output.hpp"
+#include "dsrl_store.hpp"
+#include "error.hpp"
+#include "npy.hpp"
+
+namespace ltt::data::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text() { return errno != 0 ? std::strerror(errno) : "unknown error"; }
+
+class NpyDirectorySource final : public DsrlSource {
+ public:
+  explicit NpyDirectorySource(fs::path dir) : dir_(std::move(dir)), name_(dir_.string()) {}
+
+  const std::string& name() const override { return name_; }
+  bool has(std::string_view key) const override {
+    std::error_code ec;
+    return fs::is_regular_file(file(key), ec);
+  }
+  ColumnInfo info(std::string_view key) const override {
+    const NpyHeader h = read_npy_header(file(key));
+    ColumnInfo info;
+    info.shape = h.shape;
+    info.kind = h.dtype == DType::float32 || h.dtype == DType::float64 ? ElementKind::floating
+                                                                       : ElementKind::integer;
+    info.type_text = dtype_name(h.dtype);
+    return info;
+  }
+  std::vector<double> read_double(std::string_view key) const override {
+    return read_npy(file(key)).to_double();
+  }
+  Array read_float(std::string_view key, DType dtype) const override {
+    Array a = read_npy(file(key));
+    if (a.dtype == dtype) return a;
+    const std::vector<double> x = a.to_double();
+    Array b = dtype == DType::float32 ? make_array(std::vector<float>(x.begin(), x.end()), a.shape)
+                                      : make_array(x, a.shape);
+    return b;
+  }
+
+ private:
+  fs::path file(std::string_view key) const { return dir_ / cat(key, ".npy"); }
+  fs::path dir_;
+  std::string name_;
+};
+
+void write_stream(const fs::path& path, std::string_view shown,
+                  const std::function<void(std::ostream&)>& write) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    fail(shown,
+         cat("cannot open ", in_quotes(path.filename().string()), " for writing: ", errno_text()));
+  write(out);
+  out.close();
+  if (!out)
+    fail(shown, cat("write of ", in_quotes(path.filename().string()), " failed: ", errno_text()));
+}
+
+}  // namespace
+
+std::unique_ptr<DsrlSource> open_npy_directory(const fs::path& path) {
+  return std::make_unique<NpyDirectorySource>(path);
+}
+
+void write_npy_directory(const fs::path& path, const DsrlDataset& dataset) {
+  write_directory_atomically(path, [&](const fs::path& temporary) {
+    for (const std::string_view key : dsrl_keys)
+      write_stream(temporary / cat(key, ".npy"), path.string(),
+                   [&](std::ostream& out) { write_npy(out, dataset[key]); });
+  });
+}
+
+// Every .npy file of `in` whose leading dimension is `rows` is cut to the ranges; any other
+// .npy file is copied as it is; files that are not .npy are left behind.
+void write_npy_directory_selection(const fs::path& in, const fs::path& out, std::int64_t rows,
+                                   const std::vector<RowRange>& ranges) {
+  std::int64_t selected = 0;
+  for (const RowRange& r : ranges) selected += r.count;
+  std::map<std::string, fs::path> files;  // sorted, so the output does not depend on listing order
+  for (const fs::directory_entry& e : fs::directory_iterator(in))
+    if (e.is_regular_file() && e.path().extension() == ".npy")
+      files.emplace(e.path().filename().string(), e.path());
+
+  write_directory_atomically(out, [&](const fs::path& temporary) {
+    for (const auto& [filename, source] : files) {
+      const std::string shown = source.string();
+      errno = 0;
+      std::ifstream input(source, std::ios::binary);
+      if (!input) fail(shown, cat("cannot open: ", errno_text()));
+      const NpyHeader h = read_npy_header(input, shown);
+      const fs::path target = temporary / filename;
+      if (h.shape.empty() || h.shape[0] != rows) {
+        input.close();
+        std::error_code ec;
+        if (!fs::copy_file(source, target, ec)) fail(shown, cat("cannot copy: ", ec.message()));
+        continue;
+      }
+      std::vector<std::int64_t> shape = h.shape;
+      shape[0] = selected;
+      std::int64_t row_bytes = static_cast<std::int64_t>(item_size(h.dtype));
+      for (std::size_t i = 1; i < h.shape.size(); ++i) row_bytes *= h.shape[i];
+      write_stream(target, out.string(), [&](std::ostream& output) {
+        const std::string header = npy_header(h.dtype, shape);
+        output.write(header.data(), static_cast<std::streamsize>(header.size()));
+        if (row_bytes == 0) return;
+        const std::int64_t block_rows = std::max<std::int64_t>(1, copy_block_bytes / row_bytes);
+        std::vector<char> buffer;
+        for (const RowRange& r : ranges) {
+          input.seekg(h.data_offset + r.start * row_bytes);
+          for (std::int64_t done = 0; done < r.count;) {
+            const std::int64_t n = std::min(block_rows, r.count - done);
+            buffer.resize(static_cast<std::size_t>(n * row_bytes));
+            input.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+            if (input.gcount() != static_cast<std::streamsize>(buffer.size()))
+              fail(shown, cat("the file ends before row ", std::to_string(r.start + done + n),
+                              " of the ", std::to_string(rows), " its header announces"));
+            output.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+            done += n;
+          }
+        }
+      });
+    }
+  });
+}
+
+}  // namespace ltt::data::detail
