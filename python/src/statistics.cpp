@@ -1,0 +1,311 @@
+// Bindings for include/ltt/: hypergeometric tails and composition p-values (vectorized with
+// broadcasting), multiple testing over a grid, the bounds, the certification rate and label
+// budget, and the certificate triple. Names and argument order are the C++ ones.
+
+#include <ltt/ltt.hpp>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "convert.hpp"
+
+namespace ltt::python {
+
+namespace {
+
+using Tail = double (*)(std::int64_t, std::int64_t, std::int64_t, std::int64_t);
+
+void bind_hypergeometric(py::module_& m, const char* name, Tail f, const char* what) {
+  const std::string doc = std::string(name) + "(k, N, K, n)\n\n" + what +
+                          " for X ~ Hyp(population N, successes K, draws n).\n"
+                          "Vectorized: integer arrays or ints, broadcast together like a numpy "
+                          "ufunc; a float when every argument is a scalar. k outside the support "
+                          "is not an error. Counts must have an integer dtype (TypeError "
+                          "otherwise); impossible parameters raise ValueError.";
+  m.def(
+      name,
+      [name, f](py::handle k, py::handle N, py::handle K, py::handle n) {
+        return map_broadcast<std::int64_t, std::int64_t, std::int64_t, std::int64_t>(
+            name, {"k", "N", "K", "n"}, f, count_array(k, name, "k"), count_array(N, name, "N"),
+            count_array(K, name, "K"), count_array(n, name, "n"));
+      },
+      py::arg("k"), py::arg("N"), py::arg("K"), py::arg("n"), doc.c_str());
+}
+
+py::object multiple_testing_record(const ltt::MultipleTestingResult& r) {
+  py::dict d;
+  d["procedure"] = std::string(ltt::procedure_name(r.procedure));
+  d["hypotheses"] = r.hypotheses;
+  d["tested"] = r.tested;
+  d["rejected"] = to_numpy(r.rejected);
+  d["deepest_rejected"] = optional_value(r.deepest_rejected);
+  return make_record(d);
+}
+
+}  // namespace
+
+void bind_statistics(py::module_& m) {
+  // --- hypergeometric.hpp ---------------------------------------------------------------------
+  bind_hypergeometric(m, "hypergeometric_pmf", ltt::hypergeometric_pmf, "P[X = k]");
+  bind_hypergeometric(m, "hypergeometric_cdf", ltt::hypergeometric_cdf, "P[X <= k]");
+  bind_hypergeometric(m, "hypergeometric_sf", ltt::hypergeometric_sf,
+                      "P[X > k], computed directly (never 1 - cdf)");
+  bind_hypergeometric(m, "hypergeometric_log_pmf", ltt::hypergeometric_log_pmf,
+                      "log P[X = k], finite where P underflows");
+  bind_hypergeometric(m, "hypergeometric_log_cdf", ltt::hypergeometric_log_cdf,
+                      "log P[X <= k], finite where P underflows");
+  bind_hypergeometric(m, "hypergeometric_log_sf", ltt::hypergeometric_log_sf,
+                      "log P[X > k], finite where P underflows");
+
+  // --- pvalue.hpp -----------------------------------------------------------------------------
+  m.def(
+      "composition_pvalue",
+      [](py::handle k, py::handle m_, py::handle N_sel, py::handle alpha) {
+        constexpr const char* fn = "composition_pvalue";
+        return map_broadcast<std::int64_t, std::int64_t, std::int64_t, double>(
+            fn, {"k", "m", "N_sel", "alpha"}, ltt::composition_pvalue, count_array(k, fn, "k"),
+            count_array(m_, fn, "m"), count_array(N_sel, fn, "N_sel"),
+            real_array(alpha, fn, "alpha"));
+      },
+      py::arg("k"), py::arg("m"), py::arg("N_sel"), py::arg("alpha"),
+      "composition_pvalue(k, m, N_sel, alpha)\n\n"
+      "p = P[Hyp(N_sel, floor(alpha N_sel) + 1, m) <= k], rounded up (never below the exact "
+      "value): k unsafe among m calibration draws in a selection of N_sel, H0 'more than "
+      "alpha N_sel unsafe'. Vectorized with broadcasting like hypergeometric_cdf; alpha may be "
+      "an array too.");
+  m.def("null_boundary", &ltt::null_boundary, py::arg("N_sel"), py::arg("alpha"),
+        "U* = floor(alpha N_sel) + 1, alpha read as the decimal it prints as.");
+  m.def(
+      "composition_pvalue_table",
+      [](std::int64_t N_sel, double alpha, std::int64_t m_max) {
+        const ltt::CompositionPvalueTable table = [&] {
+          py::gil_scoped_release release;
+          return ltt::CompositionPvalueTable(N_sel, alpha, m_max);
+        }();
+        const py::ssize_t size = static_cast<py::ssize_t>(m_max + 1);
+        py::array_t<double> out({size, size});
+        auto w = out.mutable_unchecked<2>();
+        for (std::int64_t mm = 0; mm <= m_max; ++mm) {
+          const auto row = table.row(mm);
+          for (std::int64_t k = 0; k <= m_max; ++k)
+            w(mm, k) = k <= mm ? row[static_cast<std::size_t>(k)]
+                               : std::numeric_limits<double>::quiet_NaN();
+        }
+        return out;
+      },
+      py::arg("N_sel"), py::arg("alpha"), py::arg("m_max"),
+      "composition_pvalue_table(N_sel, alpha, m_max)\n\n"
+      "Every composition p-value of one selection size at once (CompositionPvalueTable): a "
+      "(m_max + 1, m_max + 1) float64 array with p(k, m) at [m, k] for k <= m and NaN above "
+      "the diagonal (k > m is not a possible count).");
+
+  // --- fixed_sequence.hpp ---------------------------------------------------------------------
+  m.def(
+      "fixed_sequence",
+      [](py::handle pvalues, double delta) {
+        const std::vector<double> p = real_vector(pvalues, "fixed_sequence", "pvalues");
+        const ltt::FixedSequenceResult r = ltt::fixed_sequence(p, delta);
+        py::dict d;
+        d["tested"] = r.tested;
+        d["last_rejected"] = optional_value(r.last_rejected);
+        d["pvalues"] = to_numpy(r.pvalues);
+        return make_record(d);
+      },
+      py::arg("pvalues"), py::arg("delta"),
+      "Strict fixed-sequence walk over p-values in grid order, each at level delta; stops at "
+      "the first failure. Record: tested, last_rejected (None when the first test fails), "
+      "pvalues (the ones reached).");
+  m.def(
+      "bonferroni",
+      [](py::handle pvalues, double delta) {
+        return multiple_testing_record(
+            ltt::bonferroni(real_vector(pvalues, "bonferroni", "pvalues"), delta));
+      },
+      py::arg("pvalues"), py::arg("delta"),
+      "Bonferroni over the grid: every p-value at delta / J. Record: procedure, hypotheses, "
+      "tested, rejected (indices), deepest_rejected (None when nothing is rejected).");
+  m.def(
+      "holm",
+      [](py::handle pvalues, double delta) {
+        return multiple_testing_record(ltt::holm(real_vector(pvalues, "holm", "pvalues"), delta));
+      },
+      py::arg("pvalues"), py::arg("delta"),
+      "Holm's step-down procedure; the record of bonferroni.");
+  m.def(
+      "test_hypotheses",
+      [](const std::string& procedure, py::handle pvalues, double delta) {
+        constexpr const char* fn = "test_hypotheses";
+        return multiple_testing_record(ltt::test_hypotheses(
+            procedure_from_name(procedure, fn), real_vector(pvalues, fn, "pvalues"), delta));
+      },
+      py::arg("procedure"), py::arg("pvalues"), py::arg("delta"),
+      "procedure: 'fixed_sequence', 'bonferroni' or 'holm'; the record of bonferroni.");
+
+  // --- bounds.hpp -----------------------------------------------------------------------------
+  m.def("clopper_pearson_lower", &ltt::clopper_pearson_lower, py::arg("successes"),
+        py::arg("trials"), py::arg("delta"),
+        "One-sided Clopper-Pearson lower limit at confidence 1 - delta.");
+  m.def("clopper_pearson_upper", &ltt::clopper_pearson_upper, py::arg("successes"),
+        py::arg("trials"), py::arg("delta"),
+        "One-sided Clopper-Pearson upper limit at confidence 1 - delta.");
+  m.def(
+      "maurer_pontil_upper",
+      [](py::handle x, double range, double delta) {
+        return ltt::maurer_pontil_upper(real_vector(x, "maurer_pontil_upper", "x"), range, delta);
+      },
+      py::arg("x"), py::arg("range"), py::arg("delta"),
+      "Empirical-Bernstein upper bound at confidence 1 - delta on the mean of values in "
+      "[0, range] (Maurer & Pontil 2009).");
+  m.def(
+      "hoeffding_serfling_pvalue",
+      [](py::handle sample_costs, std::int64_t population, double budget, double range) {
+        return ltt::hoeffding_serfling_pvalue(
+            real_vector(sample_costs, "hoeffding_serfling_pvalue", "sample_costs"), population,
+            budget, range);
+      },
+      py::arg("sample_costs"), py::arg("population"), py::arg("budget"), py::arg("range"),
+      "p-value for H0 'the mean cost exceeds budget' from a without-replacement sample.");
+  m.def("resampled_unsafe_bound", &ltt::resampled_unsafe_bound, py::arg("alpha"), py::arg("kappa"),
+        "Unsafe mass after return-weighted resampling with weights in [e^-kappa, e^kappa].");
+
+  // --- certification_rate.hpp -----------------------------------------------------------------
+  m.def("certification_rate", &ltt::certification_rate, py::arg("N"), py::arg("N1"), py::arg("U1"),
+        py::arg("n"), py::arg("alpha"), py::arg("delta"), py::call_guard<py::gil_scoped_release>(),
+        "Probability that the strict fixed-sequence walk certifies (closed form).");
+  m.def("label_budget", &ltt::label_budget, py::arg("N"), py::arg("N1"), py::arg("U1"),
+        py::arg("alpha"), py::arg("delta"), py::arg("target_rate"),
+        py::call_guard<py::gil_scoped_release>(),
+        "Smallest n with certification_rate(...) >= target_rate, or None if even n = N misses.");
+  m.def(
+      "certification_rate_curve",
+      [](std::int64_t N, std::int64_t N1, std::int64_t U1, double alpha, double delta,
+         std::int64_t n_max) {
+        std::vector<double> curve;
+        {
+          py::gil_scoped_release release;
+          curve = ltt::certification_rate_curve(N, N1, U1, alpha, delta, n_max);
+        }
+        return to_numpy(curve);
+      },
+      py::arg("N"), py::arg("N1"), py::arg("U1"), py::arg("alpha"), py::arg("delta"),
+      py::arg("n_max"), "rate(n) for n = 0..n_max as a float64 array.");
+  m.def(
+      "critical_counts",
+      [](std::int64_t N1, double alpha, double delta, std::int64_t m_max) {
+        return to_numpy(ltt::critical_counts(N1, alpha, delta, m_max));
+      },
+      py::arg("N1"), py::arg("alpha"), py::arg("delta"), py::arg("m_max"),
+      "k_max(m), m = 0..m_max: the largest k the first test rejects (-1: none).");
+  m.def(
+      "conditional_certification_rates",
+      [](std::int64_t N1, std::int64_t U1, double alpha, double delta, std::int64_t m_max) {
+        return to_numpy(ltt::conditional_certification_rates(N1, U1, alpha, delta, m_max));
+      },
+      py::arg("N1"), py::arg("U1"), py::arg("alpha"), py::arg("delta"), py::arg("m_max"),
+      "c(m) = P[certify | m draws in S_1], m = 0..m_max.");
+  m.def(
+      "purity_margin",
+      [](double alpha, py::handle unsafe_fractions) {
+        return ltt::purity_margin(
+            alpha, real_vector(unsafe_fractions, "purity_margin", "unsafe_fractions"));
+      },
+      py::arg("alpha"), py::arg("unsafe_fractions"), "alpha - min_j u_j.");
+  m.def(
+      "certification_dichotomy",
+      [](double alpha, py::handle unsafe_fractions) {
+        const ltt::CertificationDichotomy c = ltt::certification_dichotomy(
+            alpha, real_vector(unsafe_fractions, "certification_dichotomy", "unsafe_fractions"));
+        py::dict d;
+        d["purity_margin"] = c.purity_margin;
+        d["rate_at_most_delta"] = c.rate_at_most_delta;
+        d["rate_tends_to_one"] = c.rate_tends_to_one;
+        return make_record(d);
+      },
+      py::arg("alpha"), py::arg("unsafe_fractions"),
+      "Record: purity_margin, rate_at_most_delta (u_min > alpha), rate_tends_to_one (u_1 < "
+      "alpha).");
+  m.def("hoeffding_min_draws", &ltt::hoeffding_min_draws, py::arg("margin"), py::arg("delta"));
+  m.def("hoeffding_rate_bound", &ltt::hoeffding_rate_bound, py::arg("m"), py::arg("margin"),
+        py::arg("delta"));
+
+  py::class_<ltt::CertificationRateModel>(
+      m, "CertificationRateModel",
+      "Everything about rate(U1) that does not depend on U1, for a pool (N, N1), budget n and "
+      "(alpha, delta): evaluate rate(U1) for many U1 at the cost of one pass each.")
+      .def(py::init<std::int64_t, std::int64_t, std::int64_t, double, double>(), py::arg("N"),
+           py::arg("N1"), py::arg("n"), py::arg("alpha"), py::arg("delta"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("rate", &ltt::CertificationRateModel::rate, py::arg("U1"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("N", &ltt::CertificationRateModel::N)
+      .def_property_readonly("N1", &ltt::CertificationRateModel::N1)
+      .def_property_readonly("n", &ltt::CertificationRateModel::n)
+      .def_property_readonly("truncated_mass", &ltt::CertificationRateModel::truncated_mass);
+
+  // --- certificate_triple.hpp -----------------------------------------------------------------
+  m.def(
+      "certificate_triple",
+      [](std::int64_t N, std::int64_t N1, std::int64_t m1, std::int64_t k1, std::int64_t n,
+         double alpha, double delta, double tolerance, double tail_mass, double lower_level,
+         const std::string& sum) {
+        ltt::CertificateTripleOptions o;
+        o.tolerance = tolerance;
+        o.tail_mass = tail_mass;
+        o.lower_level = lower_level;
+        using Sum = ltt::CertificateTripleOptions::Sum;
+        if (sum == "automatic")
+          o.sum = Sum::automatic;
+        else if (sum == "exhaustive")
+          o.sum = Sum::exhaustive;
+        else if (sum == "bracket")
+          o.sum = Sum::bracket;
+        else
+          throw py::value_error(prefix("certificate_triple", "sum") + " = '" + sum +
+                                "' must be 'automatic', 'exhaustive' or 'bracket'");
+        ltt::CertificateTriple t;
+        {
+          py::gil_scoped_release release;
+          t = ltt::certificate_triple(N, N1, m1, k1, n, alpha, delta, o);
+        }
+        py::dict d;
+        d["N"] = t.N;
+        d["N1"] = t.N1;
+        d["m1"] = t.m1;
+        d["k1"] = t.k1;
+        d["n"] = t.n;
+        d["alpha"] = t.alpha;
+        d["delta"] = t.delta;
+        d["posterior_a"] = t.posterior_a;
+        d["posterior_b"] = t.posterior_b;
+        d["r_hat"] = t.r_hat;
+        d["r_lo"] = t.r_lo;
+        d["conditional_bound"] = t.conditional_bound;
+        d["U1_upper_decile"] = t.U1_upper_decile;
+        d["r_hat_lower"] = t.r_hat_lower;
+        d["r_hat_upper"] = t.r_hat_upper;
+        d["error_bound"] = t.error_bound;
+        d["window_lo"] = t.window_lo;
+        d["window_hi"] = t.window_hi;
+        d["tail_mass"] = t.tail_mass;
+        d["rate_evaluations"] = t.rate_evaluations;
+        d["exhaustive"] = t.exhaustive;
+        return make_record(d);
+      },
+      py::arg("N"), py::arg("N1"), py::arg("m1"), py::arg("k1"), py::arg("n"), py::arg("alpha"),
+      py::arg("delta"), py::kw_only(), py::arg("tolerance") = 1e-9, py::arg("tail_mass") = 1e-12,
+      py::arg("lower_level") = 0.1, py::arg("sum") = "automatic",
+      "The certificate triple for the first selection S_1 (N1 of N) after n draws, m1 of them "
+      "in S_1 and k1 of those unsafe: r_hat (posterior mean rate), r_lo (lower decile), "
+      "conditional_bound = min(1, delta / r_lo), with the bracket and window that produced them.");
+}
+
+}  // namespace ltt::python
