@@ -1,0 +1,188 @@
+// Throughput of the Bradley-Terry value network, ltt's Eigen backend against PyTorch on CPU.
+//
+// Workloads (issue "value learning and cloning", speed bar), the paper's architecture: obs dim
+// 40, two hidden layers of 256, one output, float32, one thread:
+//  - bradley_terry_step: one training step (forward, backward, Adam) on a minibatch of 512 pairs
+//    of two segments of 30 states = 30720 state-evaluations, through the Backend interface as
+//    the trainer calls it;
+//  - inference: forward only over the same 30720 states (trajectory scoring);
+//  - */chunk: the same on EigenMlp directly, by the number of rows processed at once (the
+//    backend's default is EigenMlp::default_chunk_rows);
+//  - value_training_epoch: train_value_ensemble for one member and one epoch on 1000 pairs (the
+//    paper's per-task count), so minibatch gathering and network setup are included.
+// Items per second are states per CPU second.
+//
+// The peer: after its own benchmarks the program runs bench/learning_torch.py (Debian's
+// python3-torch; OPENBLAS_NUM_THREADS=1, torch.set_num_threads(1)), which times the same two
+// workloads, and prints both figures with their ratio. --peer=none skips it; --peer=PYTHON names
+// the interpreter (default /usr/bin/python3, where Debian installs torch). docs/learning.md
+// records the figures.
+
+#include <benchmark/benchmark.h>
+
+#include <learning/backend.hpp>
+#include <learning/eigen_mlp.hpp>
+#include <learning/value_training.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace lrn = ltt::learning;
+
+constexpr std::int64_t pairs = 512, H = 30, obs_dim = 40;
+constexpr std::int64_t states = pairs * 2 * H;  // 30720
+
+const std::vector<std::int64_t>& paper_hidden() {
+  static const std::vector<std::int64_t> hidden{256, 256};
+  return hidden;
+}
+
+const std::vector<float>& batch() {
+  static const std::vector<float> x = [] {
+    std::mt19937_64 rng(20261126);
+    std::normal_distribution<float> normal;
+    std::vector<float> v(static_cast<std::size_t>(states * obs_dim));
+    for (auto& e : v) e = normal(rng);
+    return v;
+  }();
+  return x;
+}
+
+lrn::MlpWeights start() { return lrn::initial_weights(lrn::value_shape(obs_dim, paper_hidden()), 1); }
+
+void bradley_terry_step(benchmark::State& state) {
+  const auto net = lrn::eigen_backend().network(start());
+  for (auto _ : state) benchmark::DoNotOptimize(net->bradley_terry_step(batch(), pairs, H));
+  state.SetItemsProcessed(state.iterations() * states);
+}
+BENCHMARK(bradley_terry_step)->Unit(benchmark::kMillisecond);
+
+void inference(benchmark::State& state) {
+  const auto net = lrn::eigen_backend().network(start());
+  std::vector<float> out(static_cast<std::size_t>(states));
+  for (auto _ : state) {
+    net->predict(batch(), states, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * states);
+}
+BENCHMARK(inference)->Unit(benchmark::kMillisecond);
+
+void bradley_terry_step_by_chunk(benchmark::State& state) {
+  const auto w = start();
+  lrn::EigenMlp<float> mlp(w.shape, w.parameters, {}, state.range(0));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(mlp.bradley_terry_gradient(batch(), pairs, H));
+    mlp.adam_step();
+  }
+  state.SetItemsProcessed(state.iterations() * states);
+}
+BENCHMARK(bradley_terry_step_by_chunk)->ArgName("chunk")->Arg(240)->Arg(480)->Arg(960)->Arg(1920)->Arg(states)
+    ->Unit(benchmark::kMillisecond);
+
+void inference_by_chunk(benchmark::State& state) {
+  const auto w = start();
+  lrn::EigenMlp<float> mlp(w.shape, w.parameters, {}, state.range(0));
+  std::vector<float> out(static_cast<std::size_t>(states));
+  for (auto _ : state) {
+    mlp.predict(batch(), states, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * states);
+}
+BENCHMARK(inference_by_chunk)->ArgName("chunk")->Arg(256)->Arg(512)->Arg(1024)->Arg(4096)->Arg(states)
+    ->Unit(benchmark::kMillisecond);
+
+void value_training_epoch(benchmark::State& state) {
+  // 1000 pairs over a table of 20000 states (pairs may overlap, as segments of a pool do)
+  constexpr std::int64_t rows = 20000, count = 1000;
+  static const std::vector<float> table(batch().begin(), batch().begin() + rows * obs_dim);
+  lrn::SegmentPairs p;
+  p.segment_length = H;
+  std::mt19937_64 rng(5);
+  for (std::int64_t i = 0; i < count; ++i) {
+    p.preferred.push_back(static_cast<std::int64_t>(rng() % (rows - H + 1)));
+    p.rejected.push_back(static_cast<std::int64_t>(rng() % (rows - H + 1)));
+  }
+  lrn::ValueTrainingOptions o;
+  o.members = 1;
+  o.epochs = 1;
+  o.progress = lrn::Progress::quiet;
+  for (auto _ : state) benchmark::DoNotOptimize(lrn::train_value_ensemble(table, obs_dim, p, o));
+  state.SetItemsProcessed(state.iterations() * count * 2 * H);
+}
+BENCHMARK(value_training_epoch)->Unit(benchmark::kMillisecond);
+
+// Keeps each benchmark's items per second (the median when repetitions are aggregated).
+class Recorder : public benchmark::ConsoleReporter {
+ public:
+  std::map<std::string, double> rate;
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) {
+      const auto it = run.counters.find("items_per_second");
+      if (it == run.counters.end() || run.error_occurred) continue;
+      if (run.aggregate_name.empty() ? !rate.contains(run.run_name.str()) : run.aggregate_name == "median")
+        rate[run.run_name.str()] = it->second;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+// The value of "key": number in a one-line JSON object, or 0.
+double json_number(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  return at == std::string::npos ? 0.0 : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string peer = "/usr/bin/python3";
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--peer=", 7) == 0)
+      peer = argv[i] + 7;
+    else
+      args.push_back(argv[i]);
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  Recorder recorder;
+  benchmark::RunSpecifiedBenchmarks(&recorder);
+  benchmark::Shutdown();
+  if (peer == "none") return 0;
+
+  const std::string command = "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 " + peer + " " +
+                              LTT_LEARNING_TORCH_SCRIPT + " --json";
+  std::printf("\nPyTorch peer: %s\n", command.c_str());
+  std::fflush(stdout);
+  std::string json;
+  if (std::FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[4096];
+    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) json.append(buffer, got);
+    if (pclose(pipe) != 0) json.clear();
+  }
+  const double torch_step = json_number(json, "bt_step_states_per_second");
+  const double torch_inference = json_number(json, "inference_states_per_second");
+  if (torch_step <= 0 || torch_inference <= 0) {
+    std::printf("PyTorch peer did not run (needs python3-torch; --peer=none skips it)\n");
+    return 0;
+  }
+  std::printf("%-34s %14s %14s %8s\n", "states per CPU second", "ltt (Eigen)", "PyTorch", "ratio");
+  const auto row = [&](const char* what, const char* name, double theirs) {
+    const auto it = recorder.rate.find(name);
+    if (it == recorder.rate.end()) return;
+    std::printf("%-34s %14.3e %14.3e %8.2f\n", what, it->second, theirs, it->second / theirs);
+  };
+  row("BT step (fwd + bwd + Adam)", "bradley_terry_step", torch_step);
+  row("inference (forward only)", "inference", torch_inference);
+  return 0;
+}

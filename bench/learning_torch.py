@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""PyTorch peer of bench/learning.bench.cpp: the same Bradley-Terry training step and the same
+forward-only inference, on the paper's architecture (obs dim 40, hidden 256 x 256, one output),
+float32, one thread.
+
+Run it the way an informed user runs PyTorch on CPU: Debian's python3-torch with OpenBLAS as the
+system BLAS (apt-get install python3-torch libopenblas0-pthread; the default reference BLAS is
+about 20 times slower and is not a fair peer) and one thread on both sides:
+
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/learning_torch.py
+
+Figures are state-evaluations per CPU second (median over repetitions; wall-clock figures
+too): for the step, 512 pairs of two segments of 30 states = 30720 states per step, forward +
+backward + Adam (lr 3e-4); for inference, a forward pass over the same 30720 states without
+autograd. build/bin/bench_learning runs this script itself after its own benchmarks and prints
+both figures and their ratio.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+
+def make_model(obs_dim: int, hidden: int) -> torch.nn.Module:
+    return torch.nn.Sequential(
+        torch.nn.Linear(obs_dim, hidden), torch.nn.ReLU(),
+        torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
+        torch.nn.Linear(hidden, 1))
+
+
+def timed(fn, states_per_call: int, min_time: float, repetitions: int) -> tuple:
+    """Runs fn for at least min_time CPU seconds per repetition. Returns states per second per
+    repetition by CPU time (what Google Benchmark reports for the C++ side: robust on a shared
+    machine) and by wall-clock time."""
+    fn()  # warm-up: allocator, BLAS buffers
+    cpu_rates, wall_rates = [], []
+    for _ in range(repetitions):
+        calls = 0
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        while True:
+            fn()
+            calls += 1
+            cpu = time.process_time() - cpu0
+            if cpu >= min_time:
+                break
+        wall = time.perf_counter() - wall0
+        cpu_rates.append(calls * states_per_call / cpu)
+        wall_rates.append(calls * states_per_call / wall)
+    return cpu_rates, wall_rates
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--obs-dim", type=int, default=40)
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--pairs", type=int, default=512)
+    parser.add_argument("--segment-length", type=int, default=30)
+    parser.add_argument("--min-time", type=float, default=2.0, help="CPU seconds per repetition")
+    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = make_model(args.obs_dim, args.hidden)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-4)
+    P, H, d = args.pairs, args.segment_length, args.obs_dim
+    states = P * 2 * H
+    x = torch.randn(P, 2, H, d)
+
+    def step():
+        v = model(x.view(states, d)).view(P, 2, H).sum(dim=2)
+        loss = torch.nn.functional.softplus(v[:, 1] - v[:, 0]).mean()  # -log logistic(V+ - V-)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    flat = x.view(states, d)
+
+    def inference():
+        with torch.no_grad():
+            model(flat)
+
+    step_cpu, step_wall = timed(step, states, args.min_time, args.repetitions)
+    inference_cpu, inference_wall = timed(inference, states, args.min_time, args.repetitions)
+    result = {
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+        "states_per_call": states,
+        "bt_step_states_per_second": statistics.median(step_cpu),
+        "inference_states_per_second": statistics.median(inference_cpu),
+        "bt_step_states_per_wall_second": statistics.median(step_wall),
+        "inference_states_per_wall_second": statistics.median(inference_wall),
+        "bt_step_repetitions": step_cpu,
+        "inference_repetitions": inference_cpu,
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"torch {result['torch']}, {result['threads']} thread(s), "
+              f"OPENBLAS_NUM_THREADS={result['openblas_num_threads']}")
+        print(f"BT step (fwd + bwd + Adam): {result['bt_step_states_per_second']:.3e} states/s "
+              f"(CPU time; {result['bt_step_states_per_wall_second']:.3e} by wall clock)")
+        print(f"inference (forward only):   {result['inference_states_per_second']:.3e} states/s "
+              f"(CPU time; {result['inference_states_per_wall_second']:.3e} by wall clock)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+// The Eigen backend's network (eigen_mlp.hpp): forward, backward, losses by chunk, Adam.
+
+#include "learning/eigen_mlp.hpp"
+
+#include "learning/losses.hpp"
+
+#include <ltt/detail/check.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+namespace ltt::learning {
+
+namespace {
+
+using ltt::detail::invalid;
+using ltt::detail::show;
+
+template <class S>
+using RowMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+void require_size(const char* function, const char* parameter, std::size_t size, std::int64_t expected,
+                  const std::string& why) {
+  if (static_cast<std::int64_t>(size) != expected)
+    invalid(function, std::string(parameter) + ".size()", show(static_cast<std::int64_t>(size)),
+            "must equal " + why + " = " + show(expected));
+}
+
+void require_rows(const char* function, const char* parameter, std::int64_t rows) {
+  if (rows < 1) invalid(function, parameter, show(rows), "must be at least 1");
+}
+
+}  // namespace
+
+template <class S>
+EigenMlp<S>::EigenMlp(const MlpShape& shape, std::span<const S> parameters, const AdamOptions& adam,
+                      std::int64_t chunk_rows)
+    : shape_(shape), adam_(adam), chunk_rows_(chunk_rows) {
+  constexpr const char* fn = "ltt::learning::EigenMlp";
+  check_shape(fn, "shape", shape);
+  check_adam(fn, adam);
+  require_rows(fn, "chunk_rows", chunk_rows);
+  const std::int64_t count = shape.parameter_count();
+  require_size(fn, "parameters", parameters.size(), count, "shape.parameter_count()");
+  params_ = Eigen::Map<const Vector>(parameters.data(), static_cast<Eigen::Index>(count));
+  grad_ = Vector::Zero(static_cast<Eigen::Index>(count));
+  m_ = grad_;
+  v_ = grad_;
+  for (std::int64_t l = 0; l < shape.layers(); ++l) offsets_.push_back(shape.weight_offset(l));
+  activations_.resize(static_cast<std::size_t>(shape.layers()));
+  reserve(std::min<std::int64_t>(chunk_rows, 64));
+}
+
+template <class S>
+void EigenMlp<S>::reserve(std::int64_t rows) {
+  const auto n = static_cast<Eigen::Index>(rows);
+  if (n <= capacity_) return;
+  Eigen::Index widest = 0;
+  for (std::size_t l = 0; l < activations_.size(); ++l) {
+    const auto out = static_cast<Eigen::Index>(shape_.widths[l + 1]);
+    activations_[l].resize(out, n);
+    widest = std::max(widest, out);
+  }
+  delta_a_.resize(widest, n);
+  delta_b_.resize(widest, n);
+  capacity_ = n;
+}
+
+template <class S>
+void EigenMlp<S>::forward(const S* x, Eigen::Index n) {
+  const auto layers = activations_.size();
+  for (std::size_t l = 0; l < layers; ++l) {
+    const auto in = static_cast<Eigen::Index>(shape_.widths[l]);
+    const auto out = static_cast<Eigen::Index>(shape_.widths[l + 1]);
+    const S* w = params_.data() + offsets_[l];
+    const Eigen::Map<const RowMatrix<S>> W(w, out, in);
+    const Eigen::Map<const Vector> b(w + out * in, out);
+    const Eigen::Map<const Matrix> A(l == 0 ? x : activations_[l - 1].data(), in, n);
+    Eigen::Map<Matrix> Z(activations_[l].data(), out, n);
+    Z.colwise() = b;
+    Z.noalias() += W * A;
+    if (l + 1 < layers)
+      Z = Z.cwiseMax(S(0));
+    else if (shape_.output == OutputActivation::tanh)
+      Z = Z.array().tanh().matrix();
+  }
+}
+
+template <class S>
+void EigenMlp<S>::backward(const S* x, Eigen::Index n) {
+  const auto layers = activations_.size();
+  S* current = delta_a_.data();
+  S* other = delta_b_.data();
+  if (shape_.output == OutputActivation::tanh) {
+    const auto out = static_cast<Eigen::Index>(shape_.output_width());
+    Eigen::Map<Matrix> dZ(current, out, n);
+    const Eigen::Map<const Matrix> Y(activations_.back().data(), out, n);
+    dZ.array() *= S(1) - Y.array().square();
+  }
+  for (std::size_t l = layers; l-- > 0;) {
+    const auto in = static_cast<Eigen::Index>(shape_.widths[l]);
+    const auto out = static_cast<Eigen::Index>(shape_.widths[l + 1]);
+    const S* w = params_.data() + offsets_[l];
+    S* g = grad_.data() + offsets_[l];
+    const Eigen::Map<const RowMatrix<S>> W(w, out, in);
+    Eigen::Map<RowMatrix<S>> gW(g, out, in);
+    Eigen::Map<Vector> gb(g + out * in, out);
+    const Eigen::Map<const Matrix> A(l == 0 ? x : activations_[l - 1].data(), in, n);
+    const Eigen::Map<const Matrix> dZ(current, out, n);
+    gW.noalias() += dZ * A.transpose();
+    gb.noalias() += dZ.rowwise().sum();
+    if (l == 0) break;
+    Eigen::Map<Matrix> dA(other, in, n);
+    dA.noalias() = W.transpose() * dZ;
+    dA = (A.array() > S(0)).select(dA, S(0));  // ReLU: A > 0 exactly where Z > 0
+    std::swap(current, other);
+  }
+}
+
+template <class S>
+void EigenMlp<S>::predict(std::span<const S> inputs, std::int64_t rows, std::span<S> outputs) {
+  constexpr const char* fn = "ltt::learning::EigenMlp::predict";
+  require_size(fn, "inputs", inputs.size(), rows * shape_.input(), "rows * input width");
+  require_size(fn, "outputs", outputs.size(), rows * shape_.output_width(), "rows * output width");
+  const std::int64_t in = shape_.input();
+  const std::int64_t out = shape_.output_width();
+  reserve(std::min(rows, chunk_rows_));
+  for (std::int64_t first = 0; first < rows; first += chunk_rows_) {
+    const std::int64_t n = std::min(chunk_rows_, rows - first);
+    forward(inputs.data() + first * in, static_cast<Eigen::Index>(n));
+    std::copy_n(output(), n * out, outputs.data() + first * out);
+  }
+}
+
+template <class S>
+double EigenMlp<S>::bradley_terry_gradient(std::span<const S> batch, std::int64_t pairs, std::int64_t H) {
+  constexpr const char* fn = "ltt::learning::EigenMlp::bradley_terry_gradient";
+  require_rows(fn, "pairs", pairs);
+  require_rows(fn, "H", H);
+  if (shape_.output_width() != 1)
+    invalid(fn, "shape.widths.back()", show(shape_.output_width()), "must be 1 for a value network");
+  const std::int64_t rows_per_pair = 2 * H;
+  require_size(fn, "batch", batch.size(), pairs * rows_per_pair * shape_.input(),
+               "pairs * 2H * input width");
+  const std::int64_t chunk_pairs = std::max<std::int64_t>(1, chunk_rows_ / rows_per_pair);
+  reserve(std::min(pairs, chunk_pairs) * rows_per_pair);
+  grad_.setZero();
+  double loss = 0.0;
+  for (std::int64_t first = 0; first < pairs; first += chunk_pairs) {
+    const std::int64_t np = std::min(chunk_pairs, pairs - first);
+    const auto n = static_cast<std::size_t>(np * rows_per_pair);
+    const S* x = batch.data() + first * rows_per_pair * shape_.input();
+    forward(x, static_cast<Eigen::Index>(n));
+    loss += bradley_terry_loss<S>({output(), n}, np, H, pairs, {delta_a_.data(), n});
+    backward(x, static_cast<Eigen::Index>(n));
+  }
+  return loss / static_cast<double>(pairs);
+}
+
+template <class S>
+double EigenMlp<S>::squared_error_gradient(std::span<const S> inputs, std::span<const S> targets,
+                                           std::span<const S> weights, std::int64_t rows) {
+  constexpr const char* fn = "ltt::learning::EigenMlp::squared_error_gradient";
+  require_rows(fn, "rows", rows);
+  const std::int64_t in = shape_.input();
+  const std::int64_t out = shape_.output_width();
+  require_size(fn, "inputs", inputs.size(), rows * in, "rows * input width");
+  require_size(fn, "targets", targets.size(), rows * out, "rows * output width");
+  if (!weights.empty()) require_size(fn, "weights", weights.size(), rows, "rows (or empty)");
+  reserve(std::min(rows, chunk_rows_));
+  grad_.setZero();
+  double loss = 0.0;
+  for (std::int64_t first = 0; first < rows; first += chunk_rows_) {
+    const std::int64_t n = std::min(chunk_rows_, rows - first);
+    const auto values = static_cast<std::size_t>(n * out);
+    const S* x = inputs.data() + first * in;
+    forward(x, static_cast<Eigen::Index>(n));
+    loss += squared_error_loss<S>({output(), values}, targets.subspan(static_cast<std::size_t>(first * out), values),
+                                  weights.empty() ? weights : weights.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(n)),
+                                  n, out, rows, {delta_a_.data(), values});
+    backward(x, static_cast<Eigen::Index>(n));
+  }
+  return loss / static_cast<double>(rows);
+}
+
+template <class S>
+void EigenMlp<S>::adam_step() {
+  ++step_;
+  const double t = static_cast<double>(step_);
+  const double bias1 = 1.0 - std::pow(adam_.beta1, t);
+  const double bias2 = 1.0 - std::pow(adam_.beta2, t);
+  const auto step_size = static_cast<S>(adam_.learning_rate / bias1);
+  const auto bias2_sqrt = static_cast<S>(std::sqrt(bias2));
+  const auto b1 = static_cast<S>(adam_.beta1), c1 = static_cast<S>(1.0 - adam_.beta1);
+  const auto b2 = static_cast<S>(adam_.beta2), c2 = static_cast<S>(1.0 - adam_.beta2);
+  const auto eps = static_cast<S>(adam_.epsilon);
+  m_.array() = b1 * m_.array() + c1 * grad_.array();
+  v_.array() = b2 * v_.array() + c2 * grad_.array().square();
+  params_.array() -= step_size * m_.array() / (v_.array().sqrt() / bias2_sqrt + eps);
+}
+
+template class EigenMlp<float>;
+template class EigenMlp<double>;
+
+}  // namespace ltt::learning

@@ -1,0 +1,91 @@
+#pragma once
+// The Eigen backend's network: forward and backward written by hand over a minibatch, Adam,
+// for S = float (training) or S = double (the gradient checks run the same code in double).
+//
+// Layout. Parameters live in one flat vector in the MlpWeights order (per layer: weight out x in
+// row-major, then bias), so import and export are copies and Adam is one vectorised pass; the
+// gradient and Adam's two moments have the same layout. A minibatch of n rows of `in` floats is
+// read in place as an in x n column-major matrix X (one column per state), so every layer is one
+// GEMM, Z = W X, with W row-major and X, Z column-major; Eigen packs either order into its
+// kernels. Backward uses the same GEMM for the weight gradient (dW += dZ A^T) and the input
+// gradient (dA = W^T dZ, skipped for the first layer).
+//
+// Speed. The bias is written into Z before the GEMM accumulates into it (Eigen's product would
+// zero the destination otherwise), so bias costs no extra pass, and ReLU is one pass over Z.
+// A minibatch is processed in chunks of about chunk_rows rows (whole preference pairs for the
+// Bradley-Terry loss, whose gradient needs only the pair's own 2H outputs): forward, loss and
+// backward of a chunk run while its activations are still in cache, and the weight gradients
+// add up over chunks. No allocation happens after construction unless a larger chunk is asked for.
+//
+// Determinism. Single-threaded (the target defines EIGEN_DONT_PARALLELIZE); the chunking depends
+// only on chunk_rows and the minibatch, so a seed gives the same bytes on every run on the same
+// CPU and build. (Eigen sizes its GEMM blocks from the CPU's cache sizes, so a different CPU
+// may round differently.)
+
+#include "learning/adam.hpp"
+#include "learning/mlp.hpp"
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ltt::learning {
+
+template <class S>
+class EigenMlp {
+ public:
+  using Matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+  using Vector = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+
+  // parameters: shape.parameter_count() values in the MlpWeights layout
+  EigenMlp(const MlpShape& shape, std::span<const S> parameters, const AdamOptions& adam = {},
+           std::int64_t chunk_rows = default_chunk_rows);
+
+  static constexpr std::int64_t default_chunk_rows = 512;  // bench/learning.bench.cpp: 240 to 960 are best
+
+  const MlpShape& shape() const { return shape_; }
+  std::span<S> parameters() { return {params_.data(), static_cast<std::size_t>(params_.size())}; }
+  std::span<const S> parameters() const { return {params_.data(), static_cast<std::size_t>(params_.size())}; }
+  // dL/dparameters from the last *_gradient call
+  std::span<const S> gradient() const { return {grad_.data(), static_cast<std::size_t>(grad_.size())}; }
+  std::int64_t adam_steps() const { return step_; }
+
+  // outputs (rows x output width, row after row) = network(inputs), forward only
+  void predict(std::span<const S> inputs, std::int64_t rows, std::span<S> outputs);
+
+  // Sets gradient() to dL/dparameters of the mean Bradley-Terry loss over `pairs` pairs of
+  // segments of H states (batch: pair after pair, the H preferred states then the H others, each
+  // `input` values) and returns that loss.
+  double bradley_terry_gradient(std::span<const S> batch, std::int64_t pairs, std::int64_t H);
+
+  // Sets gradient() for the mean weighted squared error of `rows` rows (losses.hpp); weights
+  // empty or `rows` entries. Returns the loss.
+  double squared_error_gradient(std::span<const S> inputs, std::span<const S> targets,
+                                std::span<const S> weights, std::int64_t rows);
+
+  // One Adam update of the parameters with gradient().
+  void adam_step();
+
+ private:
+  void reserve(std::int64_t rows);
+  void forward(const S* x, Eigen::Index n);
+  void backward(const S* x, Eigen::Index n);  // from d_output_, adds into grad_
+  const S* output() const { return activations_.back().data(); }
+
+  MlpShape shape_;
+  AdamOptions adam_;
+  std::int64_t chunk_rows_;
+  Vector params_, grad_, m_, v_;
+  std::int64_t step_ = 0;
+  std::vector<std::int64_t> offsets_;     // weight offset of each layer
+  std::vector<Matrix> activations_;       // per layer: width x capacity, post-activation
+  Matrix delta_a_, delta_b_;              // max width x capacity, dL/dZ ping-pong
+  Eigen::Index capacity_ = 0;
+};
+
+extern template class EigenMlp<float>;
+extern template class EigenMlp<double>;
+
+}  // namespace ltt::learning

@@ -1,0 +1,180 @@
+// Tests for reference_pipeline/learning/eigen_mlp.hpp and losses.hpp: the hand-written backward
+// pass of both losses against central finite differences, run in double (the same template code
+// the float32 backend runs); the float32 gradient against the double one; Adam's update by hand;
+// the losses' values and their stability far out.
+//
+// Tolerance. In double with step h = 1e-5 the central difference has truncation error about
+// h^2 |L'''| / 6 ~ 1e-11 and rounding error about eps |L| / h ~ 1e-11 for these O(1) losses, so
+// a relative error of 1e-6 leaves five orders of margin while a wrong term (a missing factor,
+// a sign, a transposed index) gives errors of order 1. ReLU kinks make L non-smooth, but with
+// pre-activations drawn from continuous distributions none lies within h of a kink (the test
+// would show it as a single bad coordinate).
+
+#include <learning/eigen_mlp.hpp>
+#include <learning/losses.hpp>
+
+#include <doctest/doctest.h>
+
+#include "../support/throws.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+namespace lrn = ltt::learning;
+using ltt_test::check_throws_naming;
+
+std::vector<double> normal_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> x(n);
+  for (auto& v : x) v = normal(rng);
+  return x;
+}
+
+std::vector<double> as_double(const std::vector<float>& x) { return {x.begin(), x.end()}; }
+
+// max over coordinates of |analytic - numeric| / max(1e-3, |numeric|), by central differences
+template <class Loss>
+double worst_relative_error(lrn::EigenMlp<double>& mlp, Loss loss) {
+  loss();
+  const std::vector<double> analytic(mlp.gradient().begin(), mlp.gradient().end());
+  const double h = 1e-5;
+  double worst = 0.0;
+  auto p = mlp.parameters();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double saved = p[i];
+    p[i] = saved + h;
+    const double up = loss();
+    p[i] = saved - h;
+    const double down = loss();
+    p[i] = saved;
+    const double numeric = (up - down) / (2 * h);
+    worst = std::max(worst, std::abs(analytic[i] - numeric) / std::max(1e-3, std::abs(numeric)));
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("Bradley-Terry gradient matches central differences (double)") {
+  const std::vector<std::int64_t> hidden{7, 5};
+  const auto shape = lrn::value_shape(3, hidden);
+  lrn::EigenMlp<double> mlp(shape, as_double(lrn::initial_weights(shape, 11).parameters), {},
+                            /*chunk_rows=*/16);  // 2 pairs per chunk: exercises accumulation
+  const std::int64_t pairs = 5, H = 4;
+  const auto batch = normal_values(static_cast<std::size_t>(pairs * 2 * H * 3), 12);
+  const double worst = worst_relative_error(mlp, [&] { return mlp.bradley_terry_gradient(batch, pairs, H); });
+  CHECK(worst < 1e-6);
+}
+
+TEST_CASE("weighted squared-error gradient through tanh matches central differences (double)") {
+  const std::vector<std::int64_t> hidden{6, 6};
+  const auto shape = lrn::policy_shape(4, hidden, 2);
+  lrn::EigenMlp<double> mlp(shape, as_double(lrn::initial_weights(shape, 21).parameters), {},
+                            /*chunk_rows=*/3);
+  const std::int64_t rows = 7;
+  const auto inputs = normal_values(static_cast<std::size_t>(rows * 4), 22);
+  std::vector<double> targets = normal_values(static_cast<std::size_t>(rows * 2), 23);
+  for (auto& t : targets) t = std::tanh(t);
+  const std::vector<double> weights{0.5, 2.0, 0.0, 1.0, 3.0, 0.25, 1.5};
+  SUBCASE("weighted") {
+    CHECK(worst_relative_error(mlp, [&] { return mlp.squared_error_gradient(inputs, targets, weights, rows); }) < 1e-6);
+  }
+  SUBCASE("unweighted") {
+    CHECK(worst_relative_error(mlp, [&] { return mlp.squared_error_gradient(inputs, targets, {}, rows); }) < 1e-6);
+  }
+}
+
+TEST_CASE("float32 gradient agrees with the double gradient of the same parameters") {
+  const std::vector<std::int64_t> hidden{32, 32};
+  const auto shape = lrn::value_shape(6, hidden);
+  const auto w = lrn::initial_weights(shape, 31);
+  lrn::EigenMlp<float> f(shape, w.parameters);
+  lrn::EigenMlp<double> d(shape, as_double(w.parameters));
+  const std::int64_t pairs = 40, H = 10;
+  const auto xd = normal_values(static_cast<std::size_t>(pairs * 2 * H * 6), 32);
+  const std::vector<float> xf(xd.begin(), xd.end());
+  std::vector<double> xd_rounded(xf.begin(), xf.end());
+  const double lf = f.bradley_terry_gradient(xf, pairs, H);
+  const double ld = d.bradley_terry_gradient(xd_rounded, pairs, H);
+  CHECK(lf == doctest::Approx(ld).epsilon(1e-5));
+  double scale = 0.0, worst = 0.0;
+  for (std::size_t i = 0; i < d.gradient().size(); ++i) {
+    scale = std::max(scale, std::abs(d.gradient()[i]));
+    worst = std::max(worst, std::abs(static_cast<double>(f.gradient()[i]) - d.gradient()[i]));
+  }
+  // float32 sums of a few thousand terms: relative error well under 1e-4 of the largest entry
+  CHECK(worst < 1e-4 * scale);
+}
+
+TEST_CASE("Adam: two steps by hand, bias-corrected as torch.optim.Adam") {
+  const auto shape = lrn::value_shape(2, std::vector<std::int64_t>{3});
+  const auto start = as_double(lrn::initial_weights(shape, 41).parameters);
+  const lrn::AdamOptions adam{0.01, 0.9, 0.999, 1e-8};
+  lrn::EigenMlp<double> mlp(shape, start, adam);
+  const auto batch = normal_values(2 * 2 * 3 * 2, 42);  // 2 pairs, H = 3
+  std::vector<double> p = start, m(p.size(), 0.0), v(p.size(), 0.0);
+  for (int t = 1; t <= 2; ++t) {
+    mlp.bradley_terry_gradient(batch, 2, 3);
+    const auto g = mlp.gradient();
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      m[i] = 0.9 * m[i] + 0.1 * g[i];
+      v[i] = 0.999 * v[i] + 0.001 * g[i] * g[i];
+      const double mhat = m[i] / (1 - std::pow(0.9, t));
+      const double vhat = v[i] / (1 - std::pow(0.999, t));
+      p[i] -= 0.01 * mhat / (std::sqrt(vhat) + 1e-8);
+    }
+    mlp.adam_step();
+    for (std::size_t i = 0; i < p.size(); ++i) CHECK(mlp.parameters()[i] == doctest::Approx(p[i]).epsilon(1e-12));
+  }
+  CHECK(mlp.adam_steps() == 2);
+}
+
+TEST_CASE("Bradley-Terry loss: value, gradient, and no overflow far out") {
+  // one pair, H = 2: x = (1 + 2) - (0.5 - 1) = 3.5
+  const std::vector<double> v{1.0, 2.0, 0.5, -1.0};
+  std::vector<double> d(4);
+  const double loss = lrn::bradley_terry_loss<double>(v, 1, 2, 1, d);
+  CHECK(loss == doctest::Approx(std::log1p(std::exp(-3.5))).epsilon(1e-15));
+  const double g = 1.0 / (1.0 + std::exp(3.5));  // logistic(-x)
+  CHECK(d[0] == doctest::Approx(-g).epsilon(1e-15));
+  CHECK(d[1] == doctest::Approx(-g).epsilon(1e-15));
+  CHECK(d[2] == doctest::Approx(g).epsilon(1e-15));
+  CHECK(d[3] == doctest::Approx(g).epsilon(1e-15));
+  CHECK(lrn::bradley_terry_accuracy<double>(v, 1, 2) == 1.0);
+
+  // x = +-1000: the loss is exp(-1000) (underflows to 0, never NaN) or 1000, gradient 0 or -1
+  const std::vector<double> far{1000.0, 0.0}, wrong{0.0, 1000.0};
+  std::vector<double> d2(2);
+  CHECK(lrn::bradley_terry_loss<double>(far, 1, 1, 1, d2) == 0.0);
+  CHECK(d2[0] == 0.0);
+  CHECK(lrn::bradley_terry_loss<double>(wrong, 1, 1, 1, d2) == doctest::Approx(1000.0).epsilon(1e-15));
+  CHECK(d2[0] == -1.0);
+  CHECK(d2[1] == 1.0);
+  // x = 40: log1p(exp(-40)) = 4.248e-18 to full relative accuracy (1 - logistic would give 0)
+  const std::vector<double> mid{40.0, 0.0};
+  CHECK(lrn::bradley_terry_loss<double>(mid, 1, 1, 1, d2) == doctest::Approx(4.248354255291589e-18).epsilon(1e-14));
+  CHECK(lrn::log1p_exp(-800.0) == 0.0);
+  CHECK(std::isfinite(lrn::logistic(-800.0)));
+}
+
+TEST_CASE("EigenMlp: argument checks") {
+  const auto shape = lrn::value_shape(2, std::vector<std::int64_t>{3});
+  const auto w = lrn::initial_weights(shape, 1);
+  check_throws_naming([&] { lrn::EigenMlp<float>(shape, std::span<const float>(w.parameters).first(5)); },
+                      "parameters.size()");
+  lrn::EigenMlp<float> mlp(shape, w.parameters);
+  const std::vector<float> x(2 * 3 * 2, 0.5f);
+  check_throws_naming([&] { mlp.bradley_terry_gradient(x, 2, 2); }, "batch.size()");
+  check_throws_naming([&] { mlp.bradley_terry_gradient(x, 0, 3); }, "pairs");
+  std::vector<float> out(5);
+  check_throws_naming([&] { mlp.predict(x, 6, out); }, "outputs.size()");
+  check_throws_naming([&] { lrn::EigenMlp<float>(shape, w.parameters, {-1.0}); }, "adam.learning_rate");
+  check_throws_naming([&] { lrn::value_shape(2, std::vector<std::int64_t>{0}); }, "hidden[0]");
+}
