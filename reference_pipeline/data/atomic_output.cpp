@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -95,6 +96,18 @@ void write_file_atomically(const fs::path& path,
   if (::rename(temporary.path.c_str(), path.c_str()) != 0)
     cannot_write(path, "rename failed", errno);
   temporary.keep = true;
+}
+
+void write_stream_atomically(const fs::path& path,
+                             const std::function<void(std::ostream& out)>& write) {
+  write_file_atomically(path, [&](const fs::path& temporary) {
+    errno = 0;
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) cannot_write(path, "cannot open the temporary file", errno);
+    write(out);
+    out.close();
+    if (!out) cannot_write(path, "write failed", errno);
+  });
 }
 
 void write_directory_atomically(const fs::path& path,

@@ -11,12 +11,20 @@
 
 #include <filesystem>
 #include <functional>
+#include <ostream>
 
 namespace ltt::data {
 
 void write_file_atomically(
     const std::filesystem::path& path,
     const std::function<void(const std::filesystem::path& temporary)>& write);
+
+// The same for a writer that fills a stream (a text file, .npy bytes): the stream is opened on
+// the temporary here and checked for errors once `write` returns.
+//
+//   write_stream_atomically("certificate.json", [&](std::ostream& out) { out << json; });
+void write_stream_atomically(const std::filesystem::path& path,
+                             const std::function<void(std::ostream& out)>& write);
 
 // The same for a directory of files (a DSRL dataset stored as .npy files). A directory already
 // at `path` is replaced only when every entry in it is a .npy file, so a directory that holds
