@@ -1,8 +1,10 @@
 // ltt certify: the calibrated selection on a user's files (paper, section 4.3 and appendix A).
-// Scores of a pool and calibration labels in; a certificate (or a refusal with the uncertified
-// fallback) and the selection out. Everything is read and computed before anything is
-// written: a failure leaves no output file behind, and the selection file is removed again if
-// the certificate that describes it cannot be written.
+// Scores of a pool (a CSV or .npy pool, or the episodes of a DSRL dataset with a score file)
+// and calibration labels in; a certificate (or a refusal with the uncertified fallback) and
+// the selection out: ids or a .npy for a pool, a DSRL-layout dataset of only the selected
+// episodes or their indices for a dataset. Everything is read and computed before anything
+// is written: a failure leaves no output behind, and outputs this run created are removed
+// again if a later one (the certificate that describes them) cannot be written.
 
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <curation/calibrated_selection.hpp>
@@ -29,11 +32,14 @@
 #include <curation/trajectory_pool.hpp>
 #include <ltt/certificate_triple.hpp>
 
-#include "atomic_file.hpp"
+#include <data/atomic_output.hpp>
+#include <data/dsrl.hpp>
+#include <data/npy.hpp>
+
 #include "curation_flags.hpp"
+#include "dataset_file.hpp"
 #include "format.hpp"
 #include "json_writer.hpp"
-#include "npy.hpp"
 #include "pool_file.hpp"
 #include "subcommand.hpp"
 
@@ -44,7 +50,11 @@ namespace {
 namespace cur = ltt::curation;
 
 constexpr Flag certify_flags[] = {
-    {"pool", FlagKind::text, "CSV id,score[,return,cost,length], or .npy of scores", {}, true},
+    {"pool", FlagKind::text, "CSV id,score[,return,cost,length], or .npy of scores"},
+    {"dataset", FlagKind::text,
+     "instead of --pool: a DSRL dataset (.hdf5/.h5, or a directory of .npy), id = episode index"},
+    {"scores", FlagKind::text,
+     "--dataset: one score per episode, CSV id,score or .npy (or give --state-values)"},
     {"labels", FlagKind::text, "calibration labels: CSV with header id,unsafe (0 or 1)"},
     {"draw", FlagKind::count,
      "instead of --labels: draw this many trajectories, unsafe = cost > --budget"},
@@ -58,7 +68,8 @@ constexpr Flag certify_flags[] = {
     {"drop-unsafe-calibration", FlagKind::boolean,
      "leave calibration trajectories labeled unsafe out of the selection"},
     {"state-values", FlagKind::text,
-     "per-state values, CSV id,value: scores are their aggregate (no score column read)"},
+     "per-state values, scores are their aggregate: CSV id,value; with --dataset one per row "
+     "(.npy, or CSV value)"},
     {"aggregation", FlagKind::text, "mean, minimum or percentile of --state-values", "mean"},
     {"percentile", FlagKind::text, "percent for --aggregation percentile, in [0, 100]", "10"},
     {"gate", FlagKind::text, "reward-aware step behind the certificate: none, top-half or resample",
@@ -67,7 +78,10 @@ constexpr Flag certify_flags[] = {
     {"override-gate", FlagKind::boolean, "run --gate on an uncertified selection too"},
     {"certificate", FlagKind::text, "write the certificate (the JSON object of --json) here"},
     {"selection", FlagKind::text,
-     "write the selection here: one id per line, or a .npy mask by pool row"},
+     "write the selection here: one id per line, or a .npy mask by pool row; with --dataset a "
+     "DSRL dataset of the selected episodes, or a .npy of their indices"},
+    {"transition-mask", FlagKind::text,
+     "--dataset: write a .npy bool mask, one per row, true in the selected episodes"},
     {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
 };
 
@@ -78,20 +92,24 @@ constexpr Command certify_command{
     "(alpha, delta), or refuse and return the uncertified fallback (the top of the pool by\n"
     "score, sized by a Clopper-Pearson lower bound on its safe mass). Prints the certificate\n"
     "step by step; writes it with --certificate and the selection with --selection.\n"
-    "Calibration labels come from --labels, or with --draw from the pool's cost column.",
+    "Calibration labels come from --labels, or with --draw from the pool's cost column.\n"
+    "--dataset reads a DSRL dataset instead of a pool (one trajectory per episode, with its\n"
+    "return and cost) and --selection writes the selected episodes back in its layout.",
     certify_flags};
 
 constexpr std::string_view gate_kinds[] = {"none", "top-half", "resample"};
 
-// Fails early, before any work, on an output file that cannot be created: no directory, no
-// permission, or a directory in its place. write_file_atomically checks again when writing.
-void check_writable(std::string_view flag, const std::string& file) {
+// Fails early, before any work, on an output that cannot be created: no directory, no
+// permission, or a directory in the place of a file. The atomic writers check again when
+// writing (and whether a directory there may be replaced).
+void check_writable(std::string_view flag, const std::string& file, bool directory = false) {
   namespace fs = std::filesystem;
   const fs::path path(file);
   const std::string shown = cat("--", flag, ": cannot write ", in_quotes(file));
   std::error_code ec;
-  if (path.filename().empty()) throw BadInput(cat(shown, ": not a file name"));
-  if (fs::is_directory(path, ec)) throw BadInput(cat(shown, ": it is a directory"));
+  if (path.filename().empty() || path.filename() == "." || path.filename() == "..")
+    throw BadInput(cat(shown, ": not a file name"));
+  if (!directory && fs::is_directory(path, ec)) throw BadInput(cat(shown, ": it is a directory"));
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw BadInput(cat(shown, ": no directory ", in_quotes(dir.string())));
@@ -111,9 +129,33 @@ std::string_view outcome_name(cur::GateOutcome o) {
   return "refused";
 }
 
+// What --selection writes, from its name (and --dataset, --gate).
+enum class SelectionFormat {
+  ids,           // a pool's ids, one per line (repeats after --gate resample)
+  npy_mask,      // uint8 by pool row
+  npy_counts,    // int64 by pool row: how often --gate resample drew each trajectory
+  npy_indices,   // --dataset: int64 episode indices (repeats after --gate resample)
+  dsrl_dataset,  // --dataset: the selected episodes in the DSRL layout, the dataset's store
+};
+
+std::string_view format_name(SelectionFormat f, data::DsrlStore store) {
+  switch (f) {
+    case SelectionFormat::ids: return "ids";
+    case SelectionFormat::npy_mask: return "npy-mask-uint8";
+    case SelectionFormat::npy_counts: return "npy-counts-int64";
+    case SelectionFormat::npy_indices: return "npy-episode-indices-int64";
+    case SelectionFormat::dsrl_dataset:
+      return store == data::DsrlStore::hdf5 ? "dsrl-hdf5" : "dsrl-npy-directory";
+  }
+  return "ids";
+}
+
 struct Inputs {
-  std::string pool_file;
+  std::optional<std::string> pool_file;
   bool pool_npy = false;
+  std::optional<std::string> dataset_file;
+  data::DsrlStore dataset_store = data::DsrlStore::hdf5;
+  std::optional<std::string> scores_file;
   std::optional<std::string> state_values;
   cur::Aggregator aggregator;
   std::string aggregation_name;
@@ -124,7 +166,8 @@ struct Inputs {
   std::string gate = "none";
   double kappa = 2.0;
   bool override_gate = false;
-  std::optional<std::string> certificate_file, selection_file;
+  std::optional<std::string> certificate_file, selection_file, transition_mask_file;
+  SelectionFormat selection_format = SelectionFormat::ids;
 };
 
 // What --gate did, and the selection it leaves (pool positions, ascending, repeats for the
@@ -136,10 +179,32 @@ struct GateResult {
   std::vector<std::int64_t> written;
 };
 
+// Rows of the dataset the written episodes hold (repeats counted again).
+std::int64_t written_rows(const data::DsrlPool& dataset, const std::vector<std::int64_t>& written) {
+  std::int64_t rows = 0;
+  for (const std::int64_t e : written) rows += dataset.episodes[static_cast<std::size_t>(e)].length;
+  return rows;
+}
+
+// Rows in the selected episodes, each counted once: the true entries of the transition mask.
+std::int64_t written_rows_distinct(const data::DsrlPool& dataset,
+                                   const std::vector<std::int64_t>& written) {
+  std::vector<std::uint8_t> seen(dataset.episodes.size(), 0);
+  std::int64_t rows = 0;
+  for (const std::int64_t e : written)
+    if (!std::exchange(seen[static_cast<std::size_t>(e)], 1))
+      rows += dataset.episodes[static_cast<std::size_t>(e)].length;
+  return rows;
+}
+
+std::string_view store_name(data::DsrlStore store) {
+  return store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory";
+}
+
 void write_json(JsonWriter& json, const cur::Certificate& c,
                 const std::optional<CertificateTriple>& triple, const GateResult& gate,
                 const Inputs& in, const cur::CalibratedSelectionOptions& options,
-                std::int64_t written_size) {
+                std::int64_t written_size, const data::DsrlPool* dataset) {
   json.begin_object()
       .field("certified", c.certified)
       .field("threshold", c.threshold)
@@ -232,16 +297,36 @@ void write_json(JsonWriter& json, const cur::Certificate& c,
   }
   json.key("output").begin_object();
   json.field("selection", in.selection_file);
-  json.field("selection_format", !in.selection_file ? std::optional<std::string>{}
-                                 : !in.selection_file->ends_with(".npy")
-                                     ? std::optional<std::string>("ids")
-                                 : gate.resample ? std::optional<std::string>("npy-counts-uint32")
-                                                 : std::optional<std::string>("npy-mask-uint8"));
+  json.field("selection_format",
+             in.selection_file ? std::optional<std::string>(
+                                     format_name(in.selection_format, in.dataset_store))
+                               : std::nullopt);
   json.field("written_size", written_size);
+  json.field("written_rows", dataset ? std::optional(written_rows(*dataset, gate.written))
+                                     : std::nullopt);
+  json.field("transition_mask", in.transition_mask_file);
   json.field("certificate", in.certificate_file);
   json.end_object();
   json.key("inputs").begin_object();
-  json.field("pool", in.pool_file).field("pool_format", in.pool_npy ? "npy" : "csv");
+  json.field("pool", in.pool_file)
+      .field("pool_format", !in.pool_file ? std::optional<std::string>{}
+                            : in.pool_npy ? std::optional<std::string>("npy")
+                                          : std::optional<std::string>("csv"));
+  json.key("dataset");
+  if (dataset) {
+    json.begin_object()
+        .field("file", *in.dataset_file)
+        .field("store", store_name(dataset->store))
+        .field("episodes", dataset->size())
+        .field("transitions", dataset->transitions)
+        .field("dropped_tail", dataset->dropped_tail)
+        .field("observation_dim", dataset->observation_dim)
+        .field("action_dim", dataset->action_dim)
+        .end_object();
+  } else {
+    json.null();
+  }
+  json.field("scores", in.scores_file);
   json.field("state_values", in.state_values);
   if (in.state_values) {
     json.field("aggregation", in.aggregation_name);
@@ -270,10 +355,21 @@ std::string cell(std::string text, std::size_t width) {
 void write_summary(std::ostream& out, const PoolFile& pool, const cur::Certificate& c,
                    const std::optional<CertificateTriple>& triple, const GateResult& gate,
                    const Inputs& in, const cur::CalibratedSelectionOptions& options,
-                   std::int64_t written_size) {
-  out << "pool " << pool.name << ": " << c.pool_size << " trajectories";
+                   std::int64_t written_size, const data::DsrlPool* dataset) {
+  if (dataset) {
+    out << "dataset " << pool.name << " ("
+        << (dataset->store == data::DsrlStore::hdf5 ? "HDF5" : ".npy directory")
+        << "): " << c.pool_size << " episodes in " << dataset->transitions << " rows";
+    if (dataset->dropped_tail > 0)
+      out << " (the last " << dataset->dropped_tail
+          << " rows, a truncated episode, are in none)";
+    out << "\n";
+    if (in.scores_file) out << "scores: " << *in.scores_file << ", one per episode";
+  } else {
+    out << "pool " << pool.name << ": " << c.pool_size << " trajectories";
+  }
   if (in.state_values)
-    out << ", scored by the "
+    out << (dataset ? "scores: " : ", scored by ") << "the "
         << (in.aggregator.kind == cur::Aggregation::percentile
                 ? cat(shortest(in.aggregator.percentile), "th percentile")
                 : in.aggregation_name)
@@ -309,7 +405,7 @@ void write_summary(std::ostream& out, const PoolFile& pool, const cur::Certifica
   if (c.steps.size() < static_cast<std::size_t>(c.grid_size))
     out << "  (" << static_cast<std::size_t>(c.grid_size) - c.steps.size()
         << " deeper thresholds not reached)\n";
-  else if (c.certified)
+  else if (c.certified && c.steps.back().rejected)
     out << "  (every threshold of the grid rejected)\n";
   out << "\n";
 
@@ -367,31 +463,49 @@ void write_summary(std::ostream& out, const PoolFile& pool, const cur::Certifica
     }
   }
   if (in.selection_file) {
-    if (!in.selection_file->ends_with(".npy"))
-      out << "wrote " << written_size << " ids to " << *in.selection_file << "\n";
-    else if (gate.resample)
-      out << "wrote the draw counts of " << written_size << " draws (uint32 by pool row) to "
-          << *in.selection_file << "\n";
-    else
-      out << "wrote a mask of " << written_size << " trajectories (uint8 by pool row) to "
-          << *in.selection_file << "\n";
+    const std::string& file = *in.selection_file;
+    switch (in.selection_format) {
+      case SelectionFormat::ids:
+        out << "wrote " << written_size << " ids to " << file << "\n";
+        break;
+      case SelectionFormat::npy_counts:
+        out << "wrote the draw counts of " << written_size << " draws (int64 by pool row) to "
+            << file << "\n";
+        break;
+      case SelectionFormat::npy_mask:
+        out << "wrote a mask of " << written_size << " trajectories (uint8 by pool row) to "
+            << file << "\n";
+        break;
+      case SelectionFormat::npy_indices:
+        out << "wrote " << written_size << " episode indices (int64) to " << file << "\n";
+        break;
+      case SelectionFormat::dsrl_dataset:
+        out << "wrote " << written_size << " episodes, " << written_rows(*dataset, gate.written)
+            << " rows, in the DSRL layout to " << file << "\n";
+        break;
+    }
   }
+  if (in.transition_mask_file)
+    out << "wrote a transition mask of " << dataset->transitions << " rows (bool, "
+        << written_rows_distinct(*dataset, gate.written) << " true) to "
+        << *in.transition_mask_file << "\n";
   if (in.certificate_file) out << "wrote the certificate to " << *in.certificate_file << "\n";
 }
 
-void write_selection(std::ostream& out, const std::string& file, const PoolFile& pool,
-                     const std::vector<std::int64_t>& written, bool counts) {
-  if (file.ends_with(".npy")) {
-    const auto N = static_cast<std::size_t>(pool.size());
-    if (counts) {
-      std::vector<std::uint32_t> c(N, 0);
-      for (const std::int64_t p : written) ++c[static_cast<std::size_t>(p)];
-      write_npy_vector(out, "<u4", c);
-    } else {
-      std::vector<std::uint8_t> mask(N, 0);
-      for (const std::int64_t p : written) mask[static_cast<std::size_t>(p)] = 1;
-      write_npy_vector(out, "|u1", mask);
-    }
+// A pool's selection: ids one per line, or a .npy by pool row (a mask, or draw counts).
+void write_pool_selection(const std::string& file, SelectionFormat format, const PoolFile& pool,
+                          const std::vector<std::int64_t>& written) {
+  const auto N = static_cast<std::size_t>(pool.size());
+  if (format == SelectionFormat::npy_counts) {
+    std::vector<std::int64_t> counts(N, 0);
+    for (const std::int64_t p : written) ++counts[static_cast<std::size_t>(p)];
+    data::write_npy(file, data::make_array(counts));
+    return;
+  }
+  if (format == SelectionFormat::npy_mask) {
+    std::vector<std::uint8_t> mask(N, 0);
+    for (const std::int64_t p : written) mask[static_cast<std::size_t>(p)] = 1;
+    data::write_npy(file, data::make_array(mask));
     return;
   }
   std::string text;
@@ -402,7 +516,23 @@ void write_selection(std::ostream& out, const std::string& file, const PoolFile&
     text.append(buf, r.ptr);
     text.push_back('\n');
   }
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  data::write_stream_atomically(file, [&](std::ostream& out) {
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  });
+}
+
+// Same file: the same name, or the same absolute path once "." and ".." and links are resolved.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  if (a == b) return true;
+  std::error_code ec;
+  const fs::path x = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  const fs::path y = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  return !x.empty() && x == y;
+}
+
+bool names_hdf5(const std::string& file) {
+  return data::store_for(file) == data::DsrlStore::hdf5;
 }
 
 }  // namespace
@@ -413,8 +543,21 @@ int run_certify(const Invocation& call) {
 
   // Flags, and the relations between them, before any file is read.
   Inputs in;
-  in.pool_file = args->text("pool");
-  in.pool_npy = in.pool_file.ends_with(".npy");
+  if (args->has("pool") == args->has("dataset"))
+    throw BadInput(args->has("pool") ? "--pool and --dataset exclude each other"
+                                     : "missing --pool (or --dataset)");
+  if (args->has("pool")) {
+    in.pool_file = args->text("pool");
+    in.pool_npy = in.pool_file->ends_with(".npy");
+  } else {
+    in.dataset_file = args->text("dataset");
+    in.dataset_store = data::store_for(*in.dataset_file);
+  }
+  if (args->has("scores")) {
+    if (!in.dataset_file)
+      throw BadInput("--scores needs --dataset (a pool file holds its own scores)");
+    in.scores_file = args->text("scores");
+  }
   if (args->has("labels") == args->has("draw"))
     throw BadInput(args->has("labels") ? "--labels and --draw exclude each other"
                                        : "missing --labels (or --draw with --budget)");
@@ -430,6 +573,11 @@ int run_certify(const Invocation& call) {
   in.seed = args->count("seed");
 
   if (args->has("state-values")) in.state_values = args->text("state-values");
+  if (in.dataset_file && in.scores_file.has_value() == in.state_values.has_value())
+    throw BadInput(in.scores_file
+                       ? "--scores and --state-values exclude each other"
+                       : "--dataset needs --scores (one per episode) or --state-values (one per "
+                         "row)");
   in.aggregation_name = args->text("aggregation");
   if (args->given("aggregation") && !in.state_values)
     throw BadInput(
@@ -467,28 +615,79 @@ int run_certify(const Invocation& call) {
   options.minimum_selection = args->count("min-selection");
   options.drop_unsafe_calibration = args->flag("drop-unsafe-calibration");
 
+  // Outputs: what each is, distinct from each other and from the dataset, and writable.
   if (args->has("certificate")) in.certificate_file = args->text("certificate");
   if (args->has("selection")) in.selection_file = args->text("selection");
-  if (in.certificate_file && in.selection_file) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path a = fs::weakly_canonical(fs::absolute(*in.certificate_file, ec), ec);
-    const fs::path b = fs::weakly_canonical(fs::absolute(*in.selection_file, ec), ec);
-    if (*in.certificate_file == *in.selection_file || (!a.empty() && a == b))
-      throw BadInput("--certificate and --selection name the same file");
+  if (args->has("transition-mask")) {
+    if (!in.dataset_file)
+      throw BadInput("--transition-mask needs --dataset (a mask has one entry per transition row)");
+    in.transition_mask_file = args->text("transition-mask");
+    if (!in.transition_mask_file->ends_with(".npy"))
+      throw BadInput(cat("--transition-mask: ", in_quotes(*in.transition_mask_file),
+                         " is written as a .npy file: name it *.npy"));
   }
-  if (in.certificate_file) check_writable("certificate", *in.certificate_file);
-  if (in.selection_file) check_writable("selection", *in.selection_file);
+  if (in.selection_file) {
+    const std::string& file = *in.selection_file;
+    if (!in.dataset_file) {
+      in.selection_format = !file.ends_with(".npy") ? SelectionFormat::ids
+                            : in.gate == "resample" ? SelectionFormat::npy_counts
+                                                    : SelectionFormat::npy_mask;
+    } else if (file.ends_with(".npy")) {
+      in.selection_format = SelectionFormat::npy_indices;
+    } else {
+      in.selection_format = SelectionFormat::dsrl_dataset;
+      if (in.dataset_store == data::DsrlStore::hdf5 && !names_hdf5(file))
+        throw BadInput(cat("--selection: ", in_quotes(file), ": the dataset ",
+                           in_quotes(*in.dataset_file),
+                           " is HDF5, so its selection is written as HDF5 (name it *.hdf5 or "
+                           "*.h5) or as episode indices (*.npy)"));
+      if (in.dataset_store == data::DsrlStore::npy_directory && names_hdf5(file))
+        throw BadInput(cat("--selection: ", in_quotes(file), ": the dataset ",
+                           in_quotes(*in.dataset_file),
+                           " is a directory of .npy files, so its selection is written as one "
+                           "too (a name without .hdf5 or .h5) or as episode indices (*.npy)"));
+    }
+  }
+  const std::pair<std::string_view, const std::optional<std::string>*> outputs[] = {
+      {"selection", &in.selection_file},
+      {"transition-mask", &in.transition_mask_file},
+      {"certificate", &in.certificate_file}};
+  for (std::size_t a = 0; a < std::size(outputs); ++a) {
+    const auto& [flag, file] = outputs[a];
+    if (!*file) continue;
+    if (in.dataset_file && same_file(**file, *in.dataset_file))
+      throw BadInput(cat("--", flag, ": ", in_quotes(**file),
+                         " is the dataset itself; write the selection elsewhere"));
+    for (std::size_t b = 0; b < a; ++b)
+      if (*outputs[b].second && same_file(**file, **outputs[b].second))
+        throw BadInput(cat("--", outputs[b].first, " and --", flag, " name the same file"));
+  }
+  for (const auto& [flag, file] : outputs)
+    if (*file)
+      check_writable(flag, **file,
+                     flag == "selection" && in.selection_format == SelectionFormat::dsrl_dataset &&
+                         in.dataset_store == data::DsrlStore::npy_directory);
 
   // Inputs.
-  PoolFile pool = read_pool(in.pool_file, !in.state_values);
-  if (in.state_values) pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
+  std::optional<data::DsrlPool> dataset;
+  PoolFile pool;
+  if (in.pool_file) {
+    pool = read_pool(*in.pool_file, !in.state_values);
+    if (in.state_values)
+      pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
+  } else {
+    dataset = data::load_dsrl_pool(*in.dataset_file);
+    pool = dataset_pool(*dataset, *in.dataset_file);
+    pool.pool.score =
+        in.scores_file ? read_episode_scores(*in.scores_file, pool, *dataset)
+                       : read_transition_scores(*in.state_values, pool, *dataset, in.aggregator);
+  }
   const std::vector<double>& scores = pool.pool.score;
   const std::int64_t N = pool.size();
   if (in.gate != "none" && pool.pool.episodic_return.empty())
     throw BadInput(cat(pool.name, ": --gate ", in.gate,
                        " needs a 'return' column (episodic return)",
-                       pool.npy ? "; a .npy pool holds scores only" : ""));
+                       pool.npy() ? "; a .npy pool holds scores only" : ""));
 
   cur::Calibration calibration;
   if (in.labels_file) {
@@ -497,7 +696,7 @@ int run_certify(const Invocation& call) {
     if (pool.pool.episodic_cost.empty())
       throw BadInput(cat(pool.name,
                          ": --draw needs a 'cost' column to label the drawn trajectories",
-                         pool.npy ? "; a .npy pool holds scores only" : ""));
+                         pool.npy() ? "; a .npy pool holds scores only" : ""));
     if (*in.draw > N)
       throw BadInput(cat("--draw: ", std::to_string(*in.draw), " must not exceed the pool size ",
                          std::to_string(N), " (", pool.name, ")"));
@@ -530,39 +729,66 @@ int run_certify(const Invocation& call) {
     gate.written = result.selected;
   }
   const auto written_size = static_cast<std::int64_t>(gate.written.size());
+  const data::DsrlPool* dsrl = dataset ? &*dataset : nullptr;
 
   std::ostringstream json_text;
   {
     JsonWriter json(json_text);
-    write_json(json, c, triple, gate, in, options, written_size);
+    write_json(json, c, triple, gate, in, options, written_size, dsrl);
     json_text << '\n';
   }
 
-  // Outputs: the selection, then the certificate that describes it; if the certificate
-  // cannot be written, a selection file this run created is removed again.
-  if (in.selection_file) {
+  // Outputs: the selection, the transition mask, then the certificate that describes them.
+  // Each appears whole or not at all; if one fails, those this run created are removed again
+  // (an output that replaced an earlier file stays: the old one is gone).
+  std::vector<std::string> created;
+  const auto write_output = [&](const std::string& file, const auto& write) {
     std::error_code ec;
-    const bool existed = std::filesystem::exists(*in.selection_file, ec);
-    write_file_atomically(*in.selection_file, [&](std::ostream& out) {
-      write_selection(out, *in.selection_file, pool, gate.written, gate.resample.has_value());
-    });
-    if (in.certificate_file) {
-      try {
-        write_file_atomically(*in.certificate_file,
-                              [&](std::ostream& out) { out << json_text.str(); });
-      } catch (...) {
-        if (!existed) std::filesystem::remove(*in.selection_file, ec);
-        throw;
-      }
+    const bool existed = std::filesystem::exists(std::filesystem::symlink_status(file, ec));
+    write();
+    if (!existed) created.push_back(file);
+  };
+  try {
+    if (in.selection_file) {
+      const std::string& file = *in.selection_file;
+      write_output(file, [&] {
+        switch (in.selection_format) {
+          case SelectionFormat::dsrl_dataset:
+            data::write_dsrl_selection(*in.dataset_file, file, gate.written);
+            break;
+          case SelectionFormat::npy_indices:
+            data::write_npy(file, data::selection_indices(*dataset, gate.written));
+            break;
+          case SelectionFormat::ids:
+          case SelectionFormat::npy_mask:
+          case SelectionFormat::npy_counts:
+            write_pool_selection(file, in.selection_format, pool, gate.written);
+            break;
+        }
+      });
     }
-  } else if (in.certificate_file) {
-    write_file_atomically(*in.certificate_file, [&](std::ostream& out) { out << json_text.str(); });
+    if (in.transition_mask_file)
+      write_output(*in.transition_mask_file, [&] {
+        data::write_npy(*in.transition_mask_file,
+                        data::selection_transition_mask(*dataset, gate.written));
+      });
+    if (in.certificate_file)
+      write_output(*in.certificate_file, [&] {
+        data::write_stream_atomically(*in.certificate_file,
+                                      [&](std::ostream& out) { out << json_text.str(); });
+      });
+  } catch (...) {
+    for (const std::string& file : created) {
+      std::error_code ec;
+      std::filesystem::remove_all(file, ec);
+    }
+    throw;
   }
 
   if (args->flag("json"))
     call.out << json_text.str();
   else
-    write_summary(call.out, pool, c, triple, gate, in, options, written_size);
+    write_summary(call.out, pool, c, triple, gate, in, options, written_size, dsrl);
   return 0;
 }
 

@@ -6,8 +6,9 @@
 //
 //   pool      CSV with a header holding at least id (an integer) and score; optional return,
 //             cost (finite numbers) and length (an integer >= 0); any order, other columns
-//             ignored. Or a .npy file holding a one-dimensional float64 array of scores, the
-//             trajectory at row i having id i.
+//             ignored. Or a .npy file holding a one-dimensional float64 (or float32) array of
+//             scores, the trajectory at row i having id i. A DSRL dataset is a pool too
+//             (dataset_file.hpp): one trajectory per episode, id = episode index.
 //   labels    CSV id,unsafe (unsafe 0 or 1), other columns ignored; every id in the pool, none
 //             twice, no more labels than trajectories.
 //   states    CSV id,value: one row per state, rows of a trajectory in any order and
@@ -30,26 +31,46 @@
 #include <curation/score_aggregation.hpp>
 #include <curation/trajectory_pool.hpp>
 
+#include <data/npy.hpp>
+
 #include "bad_input.hpp"
 #include "format.hpp"
-#include "npy.hpp"
 #include "table_reader.hpp"
 
 namespace ltt::cli {
 
+// Where a pool's trajectories come from: a CSV file, a .npy array of scores, or the episodes
+// of a DSRL dataset.
+enum class PoolSource { csv, npy, dataset };
+
 struct PoolFile {
   std::string name;                 // the file as the user typed it
-  bool npy = false;                 // read from a .npy array of scores
-  curation::TrajectoryPool pool;    // score is empty when the scores come from state values
-  std::vector<std::int64_t> line;   // CSV line of each trajectory (empty for .npy)
+  PoolSource source = PoolSource::csv;
+  curation::TrajectoryPool pool;    // score is empty until the scores are read
+  std::vector<std::int64_t> line;   // CSV line of each trajectory (empty otherwise)
   std::vector<std::int64_t> by_id;  // pool positions in ascending id order
 
   std::int64_t size() const { return static_cast<std::int64_t>(pool.id.size()); }
+  bool npy() const { return source == PoolSource::npy; }
 
-  // "pool.csv:17", or "scores.npy, row 17", for messages about one trajectory.
+  // "pool.csv:17", "scores.npy, row 17" or "CarCircle.hdf5, episode 17", for messages about
+  // one trajectory.
   std::string where(std::int64_t position) const {
-    if (npy) return cat(name, ", row ", std::to_string(position));
+    switch (source) {
+      case PoolSource::npy: return cat(name, ", row ", std::to_string(position));
+      case PoolSource::dataset: return cat(name, ", episode ", std::to_string(position));
+      case PoolSource::csv: break;
+    }
     return cat(name, ":", std::to_string(line[static_cast<std::size_t>(position)]));
+  }
+
+  // "id 7 is not in the pool pool.csv", or for a dataset "id 400 is not an episode of
+  // CarCircle.hdf5 (400 episodes, 0 to 399)".
+  std::string not_in(std::int64_t id) const {
+    if (source == PoolSource::dataset)
+      return cat("id ", std::to_string(id), " is not an episode of ", name, " (",
+                 std::to_string(size()), " episodes, 0 to ", std::to_string(size() - 1), ")");
+    return cat("id ", std::to_string(id), " is not in the pool ", name);
   }
 
   std::optional<std::int64_t> position_of(std::int64_t id) const {
@@ -85,8 +106,8 @@ inline void index_ids(PoolFile& f) {
   if (!worst) return;
   const std::int64_t repeat = f.by_id[*worst], first = f.by_id[*worst - 1];
   throw BadInput(cat(f.where(repeat), ": id ", std::to_string(id[static_cast<std::size_t>(repeat)]),
-                     " repeats the id of ", f.npy ? "row " : "line ",
-                     std::to_string(f.npy ? first : f.line[static_cast<std::size_t>(first)])));
+                     " repeats the id of ", f.npy() ? "row " : "line ",
+                     std::to_string(f.npy() ? first : f.line[static_cast<std::size_t>(first)])));
 }
 
 }  // namespace detail
@@ -124,13 +145,13 @@ inline PoolFile read_pool_csv(CsvFile csv, bool need_score = true) {
   return f;
 }
 
-// A pool from a .npy array of float64 scores; the trajectory at row i has id i.
+// A pool from a .npy array of scores (float64 or float32); the trajectory at row i has id i.
 inline PoolFile read_pool_npy(const std::string& path, bool need_score = true) {
   PoolFile f;
   f.name = path;
-  f.npy = true;
+  f.source = PoolSource::npy;
   curation::TrajectoryPool& p = f.pool;
-  p.score = npy_float64_vector(path, read_whole_file(path));
+  p.score = data::read_npy_vector(path);
   if (p.score.empty())
     throw BadInput(cat(path, ": the array is empty: the pool has no trajectories"));
   for (std::size_t i = 0; i < p.score.size(); ++i)
@@ -170,7 +191,7 @@ inline curation::Calibration read_labels(const std::string& path, const PoolFile
                              ": the calibration set is drawn from the pool"));
     const std::optional<std::int64_t> position = pool.position_of(id);
     if (!position)
-      csv.fail(row.line, cat("id ", std::to_string(id), " is not in the pool ", pool.name));
+      csv.fail(row.line, pool.not_in(id));
     const auto [it, fresh] = line_of_position.emplace(*position, row.line);
     if (!fresh)
       csv.fail(row.line, cat("id ", std::to_string(id), " is labeled twice (also on line ",
@@ -183,10 +204,10 @@ inline curation::Calibration read_labels(const std::string& path, const PoolFile
   return curation::calibration_from_labels(pool.pool.id, ids, bits);
 }
 
-// One score per pool trajectory from its states' values (curation::trajectory_scores).
-inline std::vector<double> read_state_scores(const std::string& path, const PoolFile& pool,
+// One score per pool trajectory from its states' values (curation::trajectory_scores), from
+// a CSV file already in memory (id,value: the rows of a trajectory in any order).
+inline std::vector<double> read_state_scores(CsvFile csv, const PoolFile& pool,
                                              const curation::Aggregator& aggregator) {
-  CsvFile csv = CsvFile::read(path);
   const std::size_t id_column = csv.column("id");
   const std::size_t value_column = csv.column("value");
   std::vector<std::int64_t> owner;
@@ -195,7 +216,7 @@ inline std::vector<double> read_state_scores(const std::string& path, const Pool
     const std::int64_t id = integer_field(csv, row, id_column, "id");
     const std::optional<std::int64_t> position = pool.position_of(id);
     if (!position)
-      csv.fail(row.line, cat("id ", std::to_string(id), " is not in the pool ", pool.name));
+      csv.fail(row.line, pool.not_in(id));
     owner.push_back(*position);
     value.push_back(finite_field(csv, row, value_column, "value"));
   }
@@ -213,6 +234,12 @@ inline std::vector<double> read_state_scores(const std::string& path, const Pool
   for (std::size_t r = 0; r < value.size(); ++r)
     grouped[static_cast<std::size_t>(next[static_cast<std::size_t>(owner[r])]++)] = value[r];
   return curation::trajectory_scores(grouped, offsets, aggregator);
+}
+
+// The same from a file.
+inline std::vector<double> read_state_scores(const std::string& path, const PoolFile& pool,
+                                             const curation::Aggregator& aggregator) {
+  return read_state_scores(CsvFile::read(path), pool, aggregator);
 }
 
 }  // namespace ltt::cli

@@ -361,18 +361,20 @@ void write_npy(std::ostream& out, const Array& a) {
 }
 
 void write_npy(const fs::path& path, const Array& a) {
-  write_file_atomically(path, [&](const fs::path& temporary) {
-    errno = 0;
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out)
-      detail::fail(path.string(), cat("cannot open for writing: ",
-                                      errno != 0 ? std::strerror(errno) : "unknown error"));
-    write_npy(out, a);
-    out.close();
-    if (!out)
-      detail::fail(path.string(),
-                   cat("write failed: ", errno != 0 ? std::strerror(errno) : "unknown error"));
-  });
+  write_stream_atomically(path, [&](std::ostream& out) { write_npy(out, a); });
+}
+
+std::vector<double> read_npy_vector(const fs::path& path) {
+  const Array a = read_npy(path);
+  if (a.dtype != DType::float64 && a.dtype != DType::float32)
+    detail::fail(path.string(),
+                 cat("holds ", dtype_name(a.dtype),
+                     " elements; a one-dimensional float64 or float32 array is expected"));
+  if (a.rank() != 1)
+    detail::fail(path.string(),
+                 cat("has shape ", shape_text(a.shape),
+                     "; a one-dimensional array is expected (np.save(path, x.reshape(-1)))"));
+  return a.to_double();
 }
 
 }  // namespace ltt::data

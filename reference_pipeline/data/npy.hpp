@@ -38,6 +38,10 @@ Array read_npy(const std::filesystem::path& path);
 // The same from the bytes of a whole .npy file.
 Array parse_npy(std::string_view bytes, std::string_view name);
 
+// A one-dimensional float64 or float32 array (scores, per-state values) as doubles, exactly.
+// Throws DataError naming the file on another element type or rank.
+std::vector<double> read_npy_vector(const std::filesystem::path& path);
+
 // The header np.save would write for this dtype and shape (preamble included).
 std::string npy_header(DType dtype, const std::vector<std::int64_t>& shape);
 void write_npy(std::ostream& out, const Array& a);

@@ -24,7 +24,9 @@
 #include <ltt/bounds.hpp>
 #include <ltt/certificate_triple.hpp>
 
-#include "npy.hpp"
+#include <data/npy.hpp>
+
+#include "certify_checks.hpp"
 #include "run_program.hpp"
 #include "table_reader.hpp"
 
@@ -54,19 +56,6 @@ std::string decimal(double x) {
 Result certify(const std::string& args) {
   return shell("cd '" + certify_dir().string() + "' && '" + std::string(LTT_PROGRAM) +
                "' certify " + args);
-}
-
-// Evaluates a Python expression over the parsed JSON object d and returns what it prints.
-std::string json_query(const std::string& json_text, const std::string& expression) {
-  const auto file = scratch_dir() / "query.json";
-  std::ofstream(file, std::ios::binary) << json_text;
-  const auto script = scratch_dir() / "query.py";
-  std::ofstream(script, std::ios::binary)
-      << "import json, sys\nd = json.load(open(sys.argv[1]))\nprint(" << expression << ")\n";
-  const Result r =
-      shell(std::string("'") + LTT_PYTHON3 + "' '" + script.string() + "' '" + file.string() + "'");
-  if (r.code != 0) throw std::runtime_error("query failed: " + r.err);
-  return r.out.substr(0, r.out.find_last_not_of('\n') + 1);
 }
 
 // A synthetic pool: scores uniform, trajectory unsafe with probability 1.6 (1 - g)^2, costs
@@ -144,36 +133,6 @@ void remove_outputs() {
   for (const char* name : {"sel.txt", "cert.json", "sel.npy"}) fs::remove(certify_dir() / name);
 }
 
-// The JSON of a run's steps, one line per step: lambda quantile N m k p rejected.
-std::vector<std::string> step_lines(const std::string& json_text) {
-  const std::string text = json_query(
-      json_text,
-      "'\\n'.join('%r %r %d %d %d %r %s' % (s['lambda'], s['quantile'], s['N'], s['m'], s['k'], "
-      "s['p'], s['rejected']) for s in d['steps'])");
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::string python_repr(double x) {
-  // Python's repr is the shortest round-trip decimal; to_chars gives the same digits.
-  char buf[40];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x);
-  std::string s(buf, r.ptr);
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
-
-std::vector<std::string> expected_step_lines(const cur::Certificate& c) {
-  std::vector<std::string> lines;
-  for (const cur::CertificateStep& s : c.steps)
-    lines.push_back(python_repr(s.lambda) + " " + python_repr(s.quantile) + " " +
-                    std::to_string(s.N) + " " + std::to_string(s.m) + " " + std::to_string(s.k) +
-                    " " + python_repr(s.p) + " " + (s.rejected ? "True" : "False"));
-  return lines;
-}
-
 }  // namespace
 
 TEST_CASE("ltt certify --json: the library's certificate and selection, both files written") {
@@ -230,6 +189,24 @@ TEST_CASE("ltt certify: the summary shows every step and the outcome") {
   CHECK(r.out.find("certificate triple: r_hat = ") != std::string::npos);
   CHECK(r.out.find("selection: " + std::to_string(c.selection_size) + " trajectories") !=
         std::string::npos);
+}
+
+TEST_CASE("ltt certify: the summary of a walk that stops at the last threshold of the grid") {
+  // Scores 0..99; 40 labels in the top half, all safe, and 40 in the bottom half, all unsafe:
+  // step 1 (the top 50) is rejected, step 2 (all 100, 40 of 80 labels unsafe) is not.
+  std::string pool_text = "id,score\n", labels_text = "id,unsafe\n";
+  for (int i = 0; i < 100; ++i) pool_text += std::to_string(i) + "," + std::to_string(i) + "\n";
+  for (int i = 0; i < 40; ++i)
+    labels_text += std::to_string(99 - i) + ",0\n" + std::to_string(i) + ",1\n";
+  write_text("last_pool.csv", pool_text);
+  write_text("last_labels.csv", labels_text);
+  const Result r = certify("--pool last_pool.csv --labels last_labels.csv --grid 0.5,0");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("not rejected: the walk stops") != std::string::npos);
+  CHECK(r.out.find("certified: threshold lambda = 49 at quantile 0.5, step 1") !=
+        std::string::npos);
+  CHECK(r.out.find("every threshold of the grid rejected") == std::string::npos);
+  CHECK(r.out.find("not reached") == std::string::npos);
 }
 
 TEST_CASE("ltt certify: refusal and the uncertified fallback") {
@@ -307,10 +284,7 @@ TEST_CASE("ltt certify: columns in any order, extra and quoted columns, CRLF, bl
 
 TEST_CASE("ltt certify: a .npy pool of scores (id = row) and a .npy mask") {
   const TestPool& p = pool();
-  {
-    std::ofstream out(certify_dir() / "scores.npy", std::ios::binary);
-    ltt::cli::write_npy_vector(out, "<f8", p.score);
-  }
+  ltt::data::write_npy(certify_dir() / "scores.npy", ltt::data::make_array(p.score));
   std::string labels = "id,unsafe\n";
   for (std::size_t i = 0; i < p.label_ids.size(); ++i)
     labels +=
@@ -320,19 +294,24 @@ TEST_CASE("ltt certify: a .npy pool of scores (id = row) and a .npy mask") {
   const Result r = certify("--pool scores.npy --labels labels_rows.csv --selection sel.npy --json");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(json_object(r.out).at("inputs").find("\"pool_format\": \"npy\"") != std::string::npos);
-  const std::string bytes = slurp(certify_dir() / "sel.npy");
-  const ltt::cli::NpyVector mask = ltt::cli::parse_npy("sel.npy", bytes);
-  CHECK(mask.descr == "|u1");
-  REQUIRE(mask.length == p.size());
+  const ltt::data::Array mask = ltt::data::read_npy(certify_dir() / "sel.npy");
+  CHECK(mask.dtype == ltt::data::DType::uint8);
+  REQUIRE(mask.shape == std::vector<std::int64_t>{p.size()});
   const std::vector<std::int64_t> selected = library().selected;
   std::vector<std::int64_t> marked;
-  for (std::size_t i = 0; i < mask.data.size(); ++i) {
-    CHECK(static_cast<unsigned char>(mask.data[i]) <= 1);
-    if (mask.data[i] != 0) marked.push_back(static_cast<std::int64_t>(i));
+  const auto bits = mask.values<std::uint8_t>();
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    CHECK(bits[i] <= 1);
+    if (bits[i] != 0) marked.push_back(static_cast<std::int64_t>(i));
   }
   CHECK(marked == selected);
-  // The data starts on a 64-byte boundary, as numpy.lib.format requires.
-  CHECK((bytes.size() - mask.data.size()) % 64 == 0);
+  // numpy reads it as a uint8 mask of the pool's rows.
+  const Result numpy = shell(std::string("'") + LTT_PYTHON3 +
+                             "' -c 'import numpy as np, sys; m = np.load(sys.argv[1]); "
+                             "print(m.dtype, m.shape, int(m.sum()))' '" +
+                             (certify_dir() / "sel.npy").string() + "'");
+  CHECK(numpy.out == "uint8 (" + std::to_string(p.size()) + ",) " +
+                         std::to_string(selected.size()) + "\n");
 }
 
 TEST_CASE("ltt certify --draw: the library's seeded draw, labels from cost > budget") {
@@ -381,14 +360,12 @@ TEST_CASE("ltt certify --gate: top half and resampling behind the certificate") 
         "--pool pool.csv --labels labels.csv --gate resample --kappa 1.5 --seed 4 "
         "--selection sel.npy");
     REQUIRE(n.code == 0);
-    const std::string bytes = slurp(certify_dir() / "sel.npy");
-    const ltt::cli::NpyVector counts = ltt::cli::parse_npy("sel.npy", bytes);
-    CHECK(counts.descr == "<u4");
-    std::vector<std::uint32_t> expected(static_cast<std::size_t>(p.size()), 0),
-        got(expected.size());
+    const ltt::data::Array counts = ltt::data::read_npy(certify_dir() / "sel.npy");
+    REQUIRE(counts.dtype == ltt::data::DType::int64);
+    std::vector<std::int64_t> expected(static_cast<std::size_t>(p.size()), 0);
     for (const std::int64_t i : rs.resampled) ++expected[static_cast<std::size_t>(i)];
-    std::memcpy(got.data(), counts.data.data(), got.size() * 4);
-    CHECK(got == expected);
+    const auto got = counts.values<std::int64_t>();
+    CHECK(std::vector<std::int64_t>(got.begin(), got.end()) == expected);
   }
   SUBCASE("on an uncertified selection: refused unless overridden") {
     remove_outputs();
@@ -513,18 +490,17 @@ TEST_CASE("ltt certify: bad pool files name the file and line") {
                 "p_length.csv:2: length -3 must not be negative");
   check_refused("--pool absent.csv --labels l.csv", "cannot read 'absent.csv'");
 
-  std::vector<double> scores{0.5, 0.25, std::nan(""), 0.1};
-  {
-    std::ofstream out(certify_dir() / "p_nan.npy", std::ios::binary);
-    ltt::cli::write_npy_vector(out, "<f8", scores);
-  }
+  const std::vector<double> scores{0.5, 0.25, std::nan(""), 0.1};
+  ltt::data::write_npy(certify_dir() / "p_nan.npy", ltt::data::make_array(scores));
   check_refused("--pool p_nan.npy --labels l.csv",
                 "p_nan.npy, row 2: score nan is not a finite number");
-  {
-    std::ofstream out(certify_dir() / "p_u1.npy", std::ios::binary);
-    ltt::cli::write_npy_vector(out, "|u1", std::vector<std::uint8_t>{1, 2, 3});
-  }
-  check_refused("--pool p_u1.npy --labels l.csv", "p_u1.npy: element type '|u1' is not supported");
+  ltt::data::write_npy(certify_dir() / "p_u1.npy",
+                       ltt::data::make_array(std::vector<std::uint8_t>{1, 2, 3}));
+  check_refused("--pool p_u1.npy --labels l.csv",
+                "p_u1.npy: holds uint8 elements; a one-dimensional float64 or float32 array");
+  ltt::data::write_npy(certify_dir() / "p_2d.npy",
+                       ltt::data::make_array(std::vector<double>{1, 2, 3, 4}, {2, 2}));
+  check_refused("--pool p_2d.npy --labels l.csv", "p_2d.npy: has shape (2, 2)");
   write_text("p_not.npy", "id,score\n1,0.5\n");
   check_refused("--pool p_not.npy --labels l.csv", "p_not.npy: not a .npy file");
 }

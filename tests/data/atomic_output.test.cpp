@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -50,6 +52,36 @@ TEST_CASE("write_file_atomically: replaces whole, or leaves everything as it was
       {"out.txt", "cannot create a file in"});
   check_data_error([&] { ltt::data::write_file_atomically(dir, [](const fs::path&) {}); },
                    {"is a directory"});
+}
+
+TEST_CASE("write_stream_atomically: a stream on the temporary, the same guarantees") {
+  const fs::path dir = scratch("atomic_stream");
+  const fs::path target = dir / "out.csv";
+  ltt::data::write_stream_atomically(target, [](std::ostream& out) { out << "id,score\n1,0.5\n"; });
+  CHECK(text_of(target) == "id,score\n1,0.5\n");
+  // The mode a plain open() would give (0666 minus the umask), not mkstemp's 0600.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  CHECK((static_cast<mode_t>(fs::status(target).permissions()) & 0777) == (0666 & ~mask));
+
+  CHECK_THROWS_AS(ltt::data::write_stream_atomically(target,
+                                                     [](std::ostream& out) {
+                                                       out << "id,score\n3,";
+                                                       throw std::runtime_error("disk on fire");
+                                                     }),
+                  std::runtime_error);
+  CHECK(text_of(target) == "id,score\n1,0.5\n");
+  CHECK_THROWS(ltt::data::write_stream_atomically(dir / "new.csv", [](std::ostream&) { throw 1; }));
+  CHECK(!fs::exists(dir / "new.csv"));
+  CHECK(no_temporaries(dir));
+
+  check_data_error(
+      [&] {
+        ltt::data::write_stream_atomically(dir / "no-such-dir" / "out.csv", [](std::ostream&) {});
+      },
+      {"'", "no-such-dir/out.csv", "No such file or directory"});
+  check_data_error([&] { ltt::data::write_stream_atomically(dir, [](std::ostream&) {}); },
+                   {"it is a directory"});
 }
 
 TEST_CASE("write_directory_atomically: replaces a .npy directory whole, never anything else") {

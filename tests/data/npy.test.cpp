@@ -154,6 +154,22 @@ TEST_CASE("read_npy: refusals name the file and say why") {
                    {"huge.npy", "holds 1 of the 1125899906842624 elements"});
 }
 
+TEST_CASE("read_npy_vector: one-dimensional float64 or float32 as doubles, anything else named") {
+  const std::vector<double> d = ltt::data::read_npy_vector(fixture("npy/float64_7.npy"));
+  const std::vector<double> f = ltt::data::read_npy_vector(fixture("npy/float32_7.npy"));
+  REQUIRE(d.size() == 7);
+  CHECK(f == d);
+  for (std::size_t i = 0; i < d.size(); ++i)
+    CHECK(d[i] == value_at(DType::float64, static_cast<std::int64_t>(i)));
+  CHECK(ltt::data::read_npy_vector(fixture("npy/float64_0.npy")).empty());
+  check_data_error([] { ltt::data::read_npy_vector(fixture("npy/uint8_7.npy")); },
+                   {"uint8_7.npy", "holds uint8 elements", "one-dimensional float64 or float32"});
+  check_data_error([] { ltt::data::read_npy_vector(fixture("npy/float64_3x4.npy")); },
+                   {"float64_3x4.npy", "shape (3, 4)", "reshape(-1)"});
+  check_data_error([] { ltt::data::read_npy_vector(fixture("npy/scalar.npy")); },
+                   {"scalar.npy", "shape ()"});
+}
+
 TEST_CASE("bool arrays hold only 0 and 1") {
   const Array b = ltt::data::make_array(std::vector<std::uint8_t>{0, 1, 1}, true);
   std::ostringstream out;

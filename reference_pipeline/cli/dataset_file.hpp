@@ -1,0 +1,142 @@
+#pragma once
+// A DSRL dataset as the program's pool (docs/dsrl.md, docs/cli.md "ltt certify --dataset"):
+// one trajectory per episode, id = episode index (DSRL's and OSRL's episode order), with the
+// episode's length, return and cost from the file. The scores come from a second file:
+//
+//   per episode (--scores)          CSV id,score with every episode index once, or a .npy of
+//                                   one float per episode, in episode order
+//   per transition (--state-values) a .npy of one float per row of the dataset, or CSV with a
+//                                   'value' column, one record per row in row order; or CSV
+//                                   id,value (id = episode index, as for a pool). Aggregated
+//                                   per episode (curation::trajectory_scores); values of the
+//                                   dropped tail's rows are checked but belong to no episode.
+//
+// Each reader says where a problem is: the file, and the line, row or episode.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <curation/score_aggregation.hpp>
+#include <data/dsrl.hpp>
+#include <data/npy.hpp>
+
+#include "bad_input.hpp"
+#include "format.hpp"
+#include "pool_file.hpp"
+#include "table_reader.hpp"
+
+namespace ltt::cli {
+
+// The episodes of `dataset` as a pool without scores.
+inline PoolFile dataset_pool(const data::DsrlPool& dataset, const std::string& name) {
+  PoolFile f;
+  f.name = name;
+  f.source = PoolSource::dataset;
+  curation::TrajectoryPool& p = f.pool;
+  for (const data::Episode& e : dataset.episodes) {
+    p.id.push_back(e.index);
+    p.length.push_back(e.length);
+    p.episodic_return.push_back(e.episodic_return);
+    p.episodic_cost.push_back(e.episodic_cost);
+  }
+  detail::index_ids(f);
+  return f;
+}
+
+// One score per episode, in episode order.
+inline std::vector<double> read_episode_scores(const std::string& path, const PoolFile& pool,
+                                               const data::DsrlPool& dataset) {
+  const auto E = static_cast<std::size_t>(pool.size());
+  if (path.ends_with(".npy")) {
+    std::vector<double> score = data::read_npy_vector(path);
+    if (score.size() != E)
+      throw BadInput(cat(path, ": ", std::to_string(score.size()), " scores for the ",
+                         std::to_string(E), " episodes of ", pool.name,
+                         "; one score per episode, in episode order",
+                         static_cast<std::int64_t>(score.size()) == dataset.transitions
+                             ? " (one per transition row is --state-values)"
+                             : ""));
+    for (std::size_t i = 0; i < E; ++i)
+      if (!std::isfinite(score[i]))
+        throw BadInput(cat(path, ", row ", std::to_string(i), ": score ", shortest(score[i]),
+                           " is not a finite number"));
+    return score;
+  }
+  CsvFile csv = CsvFile::read(path);
+  const std::size_t id_column = csv.column("id", " (the episode index)");
+  const std::size_t score_column = csv.column("score");
+  std::vector<double> score(E, 0.0);
+  std::vector<std::int64_t> line_of(E, 0);
+  for (CsvRecord row; csv.next(row);) {
+    const std::int64_t id = integer_field(csv, row, id_column, "id");
+    const std::optional<std::int64_t> position = pool.position_of(id);
+    if (!position) csv.fail(row.line, pool.not_in(id));
+    const auto p = static_cast<std::size_t>(*position);
+    if (line_of[p] != 0)
+      csv.fail(row.line, cat("episode ", std::to_string(id), " is scored twice (also on line ",
+                             std::to_string(line_of[p]), ")"));
+    line_of[p] = row.line;
+    score[p] = finite_field(csv, row, score_column, "score");
+  }
+  for (std::size_t p = 0; p < E; ++p)
+    if (line_of[p] == 0)
+      csv.fail_file(cat("no score for episode ", std::to_string(pool.pool.id[p]), " of ",
+                        pool.name, " (", std::to_string(E),
+                        " episodes: every one needs a score)"));
+  return score;
+}
+
+// Where each episode's rows start, and where the last one ends: episode i owns rows
+// [offsets[i], offsets[i + 1]). Episodes are consecutive runs of rows from row 0.
+inline std::vector<std::int64_t> episode_offsets(const data::DsrlPool& dataset) {
+  std::vector<std::int64_t> offsets{0};
+  for (const data::Episode& e : dataset.episodes) offsets.push_back(e.start + e.length);
+  return offsets;
+}
+
+// One score per episode from one value per transition row: the aggregate of the rows of each
+// episode.
+inline std::vector<double> read_transition_scores(const std::string& path, const PoolFile& pool,
+                                                  const data::DsrlPool& dataset,
+                                                  const curation::Aggregator& aggregator) {
+  const auto N = static_cast<std::size_t>(dataset.transitions);
+  const auto count_message = [&](std::size_t count) {
+    return cat(std::to_string(count), " state values for the ", std::to_string(N),
+               " transition rows of ", pool.name, "; one value per row, in row order",
+               static_cast<std::int64_t>(count) == dataset.size()
+                   ? " (one score per episode is --scores)"
+                   : "");
+  };
+  std::vector<double> value;
+  if (path.ends_with(".npy")) {
+    value = data::read_npy_vector(path);
+    if (value.size() != N) throw BadInput(cat(path, ": ", count_message(value.size())));
+    for (std::size_t r = 0; r < N; ++r)
+      if (!std::isfinite(value[r]))
+        throw BadInput(cat(path, ", row ", std::to_string(r), ": value ", shortest(value[r]),
+                           " is not a finite number"));
+  } else {
+    CsvFile csv = CsvFile::read(path);
+    if (csv.find_column("id")) return read_state_scores(std::move(csv), pool, aggregator);
+    const std::size_t value_column = csv.column("value", " (one per transition row)");
+    for (CsvRecord row; csv.next(row);) {
+      if (value.size() == N)
+        csv.fail(row.line, cat("more state values than the ", std::to_string(N),
+                               " transition rows of ", pool.name));
+      value.push_back(finite_field(csv, row, value_column, "value"));
+    }
+    if (value.size() != N) csv.fail_file(count_message(value.size()));
+  }
+  // The rows of the dropped tail belong to no episode.
+  const std::vector<std::int64_t> offsets = episode_offsets(dataset);
+  return curation::trajectory_scores(
+      std::span<const double>(value).first(static_cast<std::size_t>(offsets.back())), offsets,
+      aggregator);
+}
+
+}  // namespace ltt::cli
