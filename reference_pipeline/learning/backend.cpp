@@ -3,6 +3,9 @@
 #include "learning/backend.hpp"
 
 #include "learning/eigen_mlp.hpp"
+#ifdef LTT_LEARNING_WITH_TORCH
+#include "learning/torch_backend.hpp"
+#endif
 
 #include <ltt/detail/check.hpp>
 
@@ -60,10 +63,19 @@ const Backend& eigen_backend() {
   return backend;
 }
 
-std::vector<std::string> backend_names() { return {"eigen"}; }
+std::vector<std::string> backend_names() {
+#ifdef LTT_LEARNING_WITH_TORCH
+  return {"eigen", "torch"};
+#else
+  return {"eigen"};
+#endif
+}
 
 const Backend& backend_named(std::string_view name) {
   if (name == "eigen") return eigen_backend();
+#ifdef LTT_LEARNING_WITH_TORCH
+  if (name == "torch") return torch_backend();
+#endif
   std::string known;
   for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
   ltt::detail::invalid("ltt::learning::backend_named", "backend", std::string(name),

@@ -7,9 +7,8 @@
 // differ only in rounding inside their kernels.
 //
 // The Eigen backend (eigen_backend(), the default) runs on the CPU, one thread per network.
-// A LibTorch backend belongs behind the CMake option LTT_WITH_TORCH: it implements these two
-// classes (copying each gathered minibatch to its device) and registers its name in
-// make_backend (backend.cpp).
+// The LibTorch backend (torch_backend.hpp, built with the CMake option LTT_WITH_TORCH) implements
+// these two classes on CUDA or the CPU, copying each gathered minibatch to its device.
 
 #include "learning/adam.hpp"
 #include "learning/mlp.hpp"
