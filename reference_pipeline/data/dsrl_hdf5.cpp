@@ -142,10 +142,11 @@ class Hdf5Source final : public DsrlSource {
     const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) {
       std::ifstream in(path, std::ios::binary);
-      char signature[8] = {};
-      in.read(signature, 8);
       if (!in) fail(name_, "cannot read it");
-      if (std::string_view(signature, 8) != std::string_view("\x89HDF\r\n\x1a\n", 8))
+      char signature[8] = {};
+      in.read(signature, 8);  // a file shorter than the signature is simply not HDF5
+      if (in.gcount() < 8 ||
+          std::string_view(signature, 8) != std::string_view("\x89HDF\r\n\x1a\n", 8))
         fail(name_, "not an HDF5 file (no HDF5 signature at its start)");
       fail_hdf5(name_, "cannot open it as HDF5");
     }

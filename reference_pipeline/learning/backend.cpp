@@ -80,7 +80,11 @@ const Backend& backend_named(std::string_view name) {
   for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
   ltt::detail::invalid("ltt::learning::backend_named", "backend", std::string(name),
                        "is not a backend built into this program (built in: " + known +
+#ifdef LTT_LEARNING_WITH_TORCH
+                           ")");
+#else
                            "; LibTorch needs the CMake option LTT_WITH_TORCH)");
+#endif
 }
 
 }  // namespace ltt::learning

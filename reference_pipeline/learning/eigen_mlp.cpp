@@ -2,6 +2,7 @@
 
 #include "learning/eigen_mlp.hpp"
 
+#include "learning/detail/data.hpp"
 #include "learning/losses.hpp"
 
 #include <ltt/detail/check.hpp>
@@ -21,12 +22,7 @@ using ltt::detail::show;
 template <class S>
 using RowMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-void require_size(const char* function, const char* parameter, std::size_t size, std::int64_t expected,
-                  const std::string& why) {
-  if (static_cast<std::int64_t>(size) != expected)
-    invalid(function, std::string(parameter) + ".size()", show(static_cast<std::int64_t>(size)),
-            "must equal " + why + " = " + show(expected));
-}
+using detail::require_size;
 
 void require_rows(const char* function, const char* parameter, std::int64_t rows) {
   if (rows < 1) invalid(function, parameter, show(rows), "must be at least 1");

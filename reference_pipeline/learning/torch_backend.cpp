@@ -26,14 +26,8 @@ namespace {
 using detail::invalid;
 using detail::show;
 
-// The Eigen backend checks the same sizes in EigenMlp (eigen_mlp.cpp); from_blob would read past
-// a short span.
-void require_size(const char* function, const char* parameter, std::size_t size, std::int64_t expected,
-                  const char* why) {
-  if (static_cast<std::int64_t>(size) != expected)
-    invalid(function, std::string(parameter) + ".size()", show(static_cast<std::int64_t>(size)),
-            std::string("must equal ") + why + " = " + show(expected));
-}
+// The same size checks as the Eigen backend: from_blob would read past a short span.
+using detail::require_size;
 
 torch::Device pick_device() {
   return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);

@@ -23,6 +23,15 @@ using ltt::detail::show;
 
 inline std::int64_t ssize(std::size_t n) { return static_cast<std::int64_t>(n); }
 
+// A span handed to a backend must have exactly the size its shape implies (both backends
+// read raw memory from it).
+inline void require_size(std::string_view function, std::string_view parameter, std::size_t size,
+                         std::int64_t expected, std::string_view why) {
+  if (ssize(size) != expected)
+    invalid(function, std::string(parameter) + ".size()", show(ssize(size)),
+            "must equal " + std::string(why) + " = " + show(expected));
+}
+
 // Rows of a row-major table of `width` columns whose values must all be finite.
 inline std::int64_t table_rows(std::string_view function, std::string_view parameter,
                                std::span<const float> table, std::string_view width_name,
