@@ -46,6 +46,16 @@ enum class GateOutcome {
   refused,     // did not run: uncertified and no override; the selection is returned unchanged
 };
 
+// The outcome's name as reports and JSON write it.
+constexpr std::string_view gate_outcome_name(GateOutcome outcome) {
+  switch (outcome) {
+    case GateOutcome::certified: return "certified";
+    case GateOutcome::overridden: return "overridden";
+    case GateOutcome::refused: return "refused";
+  }
+  return "refused";
+}
+
 struct RewardSubselection {
   GateOutcome outcome = GateOutcome::refused;
   double fraction = 0.5;               // share of S kept by return

@@ -146,17 +146,6 @@ cur::GateOverride gate(bool allow_uncertified) {
   return allow_uncertified ? cur::GateOverride::allow_uncertified : cur::GateOverride::none;
 }
 
-std::string outcome_name(cur::GateOutcome o) {
-  switch (o) {
-    case cur::GateOutcome::certified:
-      return "certified";
-    case cur::GateOutcome::overridden:
-      return "overridden";
-    case cur::GateOutcome::refused:
-      return "refused";
-  }
-  return "unknown";
-}
 
 py::object proportion_record(const cur::ProportionEstimate& p) {
   py::dict d;
@@ -397,7 +386,7 @@ void bind_curation(py::module_& m) {
             cur::top_return_subselection(s, real_vector(episodic_return, fn, "episodic_return"),
                                          fraction, gate(allow_uncertified));
         py::dict d;
-        d["outcome"] = outcome_name(r.outcome);
+        d["outcome"] = cur::gate_outcome_name(r.outcome);
         d["fraction"] = r.fraction;
         d["count"] = r.count;
         d["return_threshold"] = r.return_threshold;
@@ -420,7 +409,7 @@ void bind_curation(py::module_& m) {
             cur::return_weighted_resample(s, real_vector(episodic_return, fn, "episodic_return"),
                                           kappa, seed, gate(allow_uncertified));
         py::dict d;
-        d["outcome"] = outcome_name(r.outcome);
+        d["outcome"] = cur::gate_outcome_name(r.outcome);
         d["kappa"] = r.kappa;
         d["selection"] = to_numpy(r.selection);
         d["probability"] = to_numpy(r.probability);

@@ -117,17 +117,6 @@ void check_writable(std::string_view flag, const std::string& file, bool directo
     throw BadInput(cat(shown, ": ", std::strerror(errno)));
 }
 
-std::string_view outcome_name(cur::GateOutcome o) {
-  switch (o) {
-    case cur::GateOutcome::certified:
-      return "certified";
-    case cur::GateOutcome::overridden:
-      return "overridden";
-    case cur::GateOutcome::refused:
-      return "refused";
-  }
-  return "refused";
-}
 
 // What --selection writes, from its name (and --dataset, --gate).
 enum class SelectionFormat {
@@ -270,7 +259,7 @@ void write_json(JsonWriter& json, const cur::Certificate& c,
     const cur::RewardSubselection& t = *gate.top;
     json.begin_object()
         .field("kind", "top-half")
-        .field("outcome", outcome_name(t.outcome))
+        .field("outcome", cur::gate_outcome_name(t.outcome))
         .field("fraction", t.fraction)
         .field("count", t.count);
     if (t.outcome == cur::GateOutcome::refused)
@@ -285,7 +274,7 @@ void write_json(JsonWriter& json, const cur::Certificate& c,
       distinct += i == 0 || r.resampled[i] != r.resampled[i - 1];
     json.begin_object()
         .field("kind", "resample")
-        .field("outcome", outcome_name(r.outcome))
+        .field("outcome", cur::gate_outcome_name(r.outcome))
         .field("kappa", r.kappa)
         .field("seed", in.seed)
         .field("draws", static_cast<std::int64_t>(r.resampled.size()))
