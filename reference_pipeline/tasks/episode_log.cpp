@@ -1,0 +1,74 @@
+#include "episode_log.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+
+#include <curation/detail/random.hpp>
+
+namespace ltt::tasks {
+
+EpisodeLog::EpisodeLog(std::int64_t observation_dim, std::int64_t action_dim)
+    : observation_dim_(observation_dim), action_dim_(action_dim) {
+  if (observation_dim < 1 || action_dim < 1)
+    throw std::invalid_argument("EpisodeLog: observation and action dimensions must be >= 1");
+}
+
+void EpisodeLog::add(std::span<const float> observation, std::span<const float> action,
+                     double reward, double cost, std::span<const float> next_observation,
+                     bool terminal, bool timeout) {
+  if (std::ssize(observation) != observation_dim_ || std::ssize(next_observation) != observation_dim_ ||
+      std::ssize(action) != action_dim_)
+    throw std::invalid_argument("EpisodeLog::add: observation or action of the wrong size");
+  observations_.insert(observations_.end(), observation.begin(), observation.end());
+  next_observations_.insert(next_observations_.end(), next_observation.begin(),
+                            next_observation.end());
+  actions_.insert(actions_.end(), action.begin(), action.end());
+  rewards_.push_back(static_cast<float>(reward));
+  costs_.push_back(static_cast<float>(cost));
+  terminals_.push_back(terminal ? 1 : 0);
+  timeouts_.push_back(timeout && !terminal ? 1 : 0);
+  open_.length += 1;
+  open_.episodic_return += rewards_.back();  // the stored float32 values, as a reader sums them
+  open_.episodic_cost += costs_.back();
+  if (terminal || timeout) {
+    open_.terminal = terminal;
+    episodes_.push_back(open_);
+    open_ = EpisodeRecord{};
+  }
+}
+
+data::DsrlDataset EpisodeLog::dataset() const {
+  if (open_.length != 0)
+    throw std::logic_error("EpisodeLog::dataset: the last episode has no terminal or timeout");
+  const std::int64_t n = transitions();
+  data::DsrlDataset d;
+  d.observations = data::make_array(observations_, {n, observation_dim_});
+  d.next_observations = data::make_array(next_observations_, {n, observation_dim_});
+  d.actions = data::make_array(actions_, {n, action_dim_});
+  d.rewards = data::make_array(rewards_);
+  d.costs = data::make_array(costs_);
+  d.terminals = data::make_array(terminals_, true);
+  d.timeouts = data::make_array(timeouts_, true);
+  return d;
+}
+
+std::filesystem::path write_pool(const std::filesystem::path& directory, std::string_view name,
+                                 const data::DsrlDataset& dataset) {
+  const std::filesystem::path path = data::default_dsrl_path(directory, name);
+  data::write_dsrl(path, dataset);
+  return path;
+}
+
+double standard_normal(std::mt19937_64& rng) {
+  // 1 - u lies in (0, 1], so the logarithm is finite.
+  const double u = 1.0 - curation::detail::uniform_unit(rng);
+  const double v = curation::detail::uniform_unit(rng);
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * std::numbers::pi * v);
+}
+
+double uniform(std::mt19937_64& rng, double lo, double hi) {
+  return lo + (hi - lo) * curation::detail::uniform_unit(rng);
+}
+
+}  // namespace ltt::tasks

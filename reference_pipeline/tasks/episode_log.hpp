@@ -1,0 +1,71 @@
+#pragma once
+// Transitions of a built-in task collected episode by episode into the DSRL layout
+// (docs/dsrl.md): float32 observations, next observations, actions, rewards and costs, bool
+// terminals and timeouts. Each episode's last row carries its end flag, so the DSRL episode
+// rule (an episode ends where terminals | timeouts) gives back exactly the logged episodes.
+
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <data/dsrl.hpp>
+
+namespace ltt::tasks {
+
+// What an environment's step returns.
+struct Step {
+  double reward = 0, cost = 0;
+  bool terminal = false, timeout = false;
+};
+
+// What the generator knows about each logged episode; the reader must give back the same.
+struct EpisodeRecord {
+  std::int64_t length = 0;
+  double episodic_return = 0;  // sum of the stored (float32) rewards
+  double episodic_cost = 0;    // sum of the stored (float32) costs
+  bool terminal = false;       // ended by terminals (goal reached), else by the time limit
+};
+
+// A generated pool: the dataset and the generator's own account of its episodes.
+struct TaskPool {
+  data::DsrlDataset dataset;
+  std::vector<EpisodeRecord> episodes;
+};
+
+class EpisodeLog {
+ public:
+  EpisodeLog(std::int64_t observation_dim, std::int64_t action_dim);
+
+  // One transition. The episode ends here when terminal or timeout is set.
+  void add(std::span<const float> observation, std::span<const float> action, double reward,
+           double cost, std::span<const float> next_observation, bool terminal, bool timeout);
+
+  const std::vector<EpisodeRecord>& episodes() const { return episodes_; }
+  std::int64_t transitions() const { return static_cast<std::int64_t>(rewards_.size()); }
+
+  // The seven DSRL keys. Throws std::logic_error if the last episode has no end flag.
+  data::DsrlDataset dataset() const;
+  TaskPool pool() const { return {dataset(), episodes_}; }
+
+ private:
+  std::int64_t observation_dim_, action_dim_;
+  std::vector<float> observations_, next_observations_, actions_, rewards_, costs_;
+  std::vector<std::uint8_t> terminals_, timeouts_;
+  std::vector<EpisodeRecord> episodes_;
+  EpisodeRecord open_;
+};
+
+// A pool written where the built-in tasks keep it: data::default_dsrl_path(directory, name)
+// (name.hdf5 with HDF5, a .npy directory without), through data::write_dsrl. Returns the path.
+std::filesystem::path write_pool(const std::filesystem::path& directory, std::string_view name,
+                                 const data::DsrlDataset& dataset);
+
+// Standard normal draw (Box-Muller on the portable uniform of curation/detail/random.hpp), so
+// a seed gives the same pool on every platform.
+double standard_normal(std::mt19937_64& rng);
+double uniform(std::mt19937_64& rng, double lo, double hi);
+
+}  // namespace ltt::tasks

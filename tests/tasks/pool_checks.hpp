@@ -1,0 +1,51 @@
+#pragma once
+// Checks shared by the task tests: a generated pool written through ltt::data in the DSRL
+// layout reads back as the same dataset and splits into exactly the generated episodes.
+
+#include <tasks/episode_log.hpp>
+
+#include <data/dsrl.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace ltt_test {
+
+inline void check_dsrl_round_trip(const ltt::tasks::TaskPool& pool, const std::string& name) {
+  namespace data = ltt::data;
+  const std::filesystem::path dir = LTT_TASKS_SCRATCH;
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path path = ltt::tasks::write_pool(dir, name, pool.dataset);
+  CHECK(path == data::default_dsrl_path(dir, name));
+
+  const data::DsrlDataset back = data::read_dsrl(path);
+  for (const std::string_view key : data::dsrl_keys) {
+    INFO("key " << key);
+    CHECK(back[key].dtype == pool.dataset[key].dtype);
+    CHECK(back[key].shape == pool.dataset[key].shape);
+    CHECK(back[key].bytes == pool.dataset[key].bytes);
+  }
+
+  const data::DsrlPool episodes = data::load_dsrl_pool(path);
+  CHECK(episodes.dropped_tail == 0);
+  REQUIRE(episodes.size() == static_cast<std::int64_t>(pool.episodes.size()));
+  std::int64_t start = 0;
+  for (std::size_t i = 0; i < pool.episodes.size(); ++i) {
+    const data::Episode& e = episodes.episodes[i];
+    const ltt::tasks::EpisodeRecord& r = pool.episodes[i];
+    INFO("episode " << i);
+    CHECK(e.start == start);
+    CHECK(e.length == r.length);
+    CHECK(e.terminal == r.terminal);
+    CHECK(e.episodic_cost == r.episodic_cost);  // integer sums, exact
+    CHECK(std::abs(e.episodic_return - r.episodic_return) <= 1e-9 * (1 + std::abs(r.episodic_return)));
+    start += r.length;
+  }
+  CHECK(episodes.transitions == start);
+}
+
+}  // namespace ltt_test
