@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <numeric>
 #include <random>
 #include <vector>
 
+#include <curation/calibration.hpp>
 #include <ltt/ltt.hpp>
 
 int main(int argc, char** argv) {
@@ -30,20 +30,19 @@ int main(int argc, char** argv) {
   // Pool: score g ~ U(0, 1); unsafe with probability min(1, 2 (1 - g)^2), about half overall,
   // so the unsafe fraction of S(lambda) crosses alpha = 0.25 near the 0.40 quantile.
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  // Uniform [0, 1) from the engine's top 53 bits: std::uniform_real_distribution maps the same
+  // engine output differently across standard libraries, and a seed should print the same table
+  // everywhere.
+  auto unit = [&rng] { return static_cast<double>(rng() >> 11) * 0x1p-53; };
   std::vector<double> score(N);
   std::vector<bool> unsafe(N);
   for (std::int64_t i = 0; i < N; ++i) {
-    score[i] = unit(rng);
-    unsafe[i] = unit(rng) < std::min(1.0, 2 * (1 - score[i]) * (1 - score[i]));
+    score[i] = unit();
+    unsafe[i] = unit() < std::min(1.0, 2 * (1 - score[i]) * (1 - score[i]));
   }
 
-  // Calibration: n trajectories uniformly without replacement (partial Fisher-Yates).
-  std::vector<std::int64_t> order(N);
-  std::iota(order.begin(), order.end(), 0);
-  for (std::int64_t i = 0; i < n; ++i)
-    std::swap(order[i], order[std::uniform_int_distribution<std::int64_t>(i, N - 1)(rng)]);
-  const std::vector<std::int64_t> calibration(order.begin(), order.begin() + n);
+  // Calibration: n trajectories uniformly without replacement, seeded (the curation layer's draw).
+  const std::vector<std::int64_t> calibration = ltt::curation::draw_calibration(N, n, seed + 1);
 
   // Grid: score quantiles 0.85, 0.80, ..., 0.30; S(lambda) = {g >= lambda}.
   std::vector<double> sorted = score;
