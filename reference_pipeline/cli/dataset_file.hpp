@@ -37,13 +37,7 @@ inline PoolFile dataset_pool(const data::DsrlPool& dataset, const std::string& n
   PoolFile f;
   f.name = name;
   f.source = PoolSource::dataset;
-  curation::TrajectoryPool& p = f.pool;
-  for (const data::Episode& e : dataset.episodes) {
-    p.id.push_back(e.index);
-    p.length.push_back(e.length);
-    p.episodic_return.push_back(e.episodic_return);
-    p.episodic_cost.push_back(e.episodic_cost);
-  }
+  f.pool = data::episode_pool(dataset);
   detail::index_ids(f);
   return f;
 }

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include <data/text.hpp>
+
 namespace ltt::cli {
 
 namespace detail {
@@ -26,17 +28,9 @@ inline std::string to_chars_or_null(double x, int precision) {
 }
 }  // namespace detail
 
-// Concatenation by append. GCC 12 at -O3 reports a false -Wrestrict inside
-// operator+(const char*, std::string&&) (GCC bug 105329), which -Werror turns into a build
-// failure, so the program builds its messages with cat instead of chains of +.
-template <class... Parts>
-std::string cat(const Parts&... parts) {
-  std::string text;
-  (text.append(std::string_view(parts)), ...);
-  return text;
-}
-
-inline std::string in_quotes(std::string_view text) { return cat("'", text, "'"); }
+// Message text shared with the data layer (data/text.hpp).
+using data::cat;
+using data::in_quotes;
 
 inline std::string exact(double x) { return detail::to_chars_or_null(x, 17); }
 inline std::string shortest(double x) { return detail::to_chars_or_null(x, 0); }

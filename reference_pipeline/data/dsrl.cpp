@@ -18,6 +18,7 @@ namespace ltt::data {
 namespace fs = std::filesystem;
 using detail::cat;
 using detail::ColumnInfo;
+using detail::column_info;
 using detail::DsrlSource;
 using detail::ElementKind;
 using detail::in_quotes;
@@ -200,12 +201,7 @@ class MemorySource final : public DsrlSource {
   bool has(std::string_view) const override { return true; }
   ColumnInfo info(std::string_view key) const override {
     const Array& a = d_[key];
-    ColumnInfo info;
-    info.shape = a.shape;
-    info.kind = a.dtype == DType::float32 || a.dtype == DType::float64 ? ElementKind::floating
-                                                                       : ElementKind::integer;
-    info.type_text = dtype_name(a.dtype);
-    return info;
+    return column_info(a.shape, a.dtype);
   }
   std::vector<double> read_double(std::string_view key) const override {
     return d_[key].to_double();
@@ -280,15 +276,20 @@ curation::TrajectoryPool to_trajectory_pool(const DsrlPool& pool, std::span<cons
     throw DataError(cat("to_trajectory_pool: ", std::to_string(scores.size()), " scores for the ",
                         std::to_string(pool.size()), " episodes of ", in_quotes(pool.file),
                         "; one score per episode, in episode order"));
-  curation::TrajectoryPool t;
+  curation::TrajectoryPool t = episode_pool(pool);
   t.score.assign(scores.begin(), scores.end());
+  curation::validate_pool(t);
+  return t;
+}
+
+curation::TrajectoryPool episode_pool(const DsrlPool& pool) {
+  curation::TrajectoryPool t;
   for (const Episode& e : pool.episodes) {
     t.id.push_back(e.index);
     t.length.push_back(e.length);
     t.episodic_return.push_back(e.episodic_return);
     t.episodic_cost.push_back(e.episodic_cost);
   }
-  curation::validate_pool(t);
   return t;
 }
 

@@ -105,6 +105,9 @@ DsrlPool load_dsrl_pool(const std::filesystem::path& path);
 // curation::unsafe_bits(pool.episodic_cost, b).
 curation::TrajectoryPool to_trajectory_pool(const DsrlPool& pool, std::span<const double> scores);
 
+// The same without scores (score left empty), for callers that read the scores afterwards.
+curation::TrajectoryPool episode_pool(const DsrlPool& pool);
+
 // Every key of a DSRL dataset, checked as load_dsrl_pool checks it.
 DsrlDataset read_dsrl(const std::filesystem::path& path);
 

@@ -33,12 +33,7 @@ class NpyDirectorySource final : public DsrlSource {
   }
   ColumnInfo info(std::string_view key) const override {
     const NpyHeader h = read_npy_header(file(key));
-    ColumnInfo info;
-    info.shape = h.shape;
-    info.kind = h.dtype == DType::float32 || h.dtype == DType::float64 ? ElementKind::floating
-                                                                       : ElementKind::integer;
-    info.type_text = dtype_name(h.dtype);
-    return info;
+    return column_info(h.shape, h.dtype);
   }
   std::vector<double> read_double(std::string_view key) const override {
     return read_npy(file(key)).to_double();

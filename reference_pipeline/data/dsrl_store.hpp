@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "array.hpp"
@@ -23,6 +24,16 @@ struct ColumnInfo {
   ElementKind kind = ElementKind::other;
   std::string type_text;  // for messages: "float32", "int16", "enum of int8", "string", ...
 };
+
+// The column of an array of one of our own element types (.npy files, datasets in memory).
+inline ColumnInfo column_info(std::vector<std::int64_t> shape, DType dtype) {
+  ColumnInfo info;
+  info.shape = std::move(shape);
+  info.kind = dtype == DType::float32 || dtype == DType::float64 ? ElementKind::floating
+                                                                 : ElementKind::integer;
+  info.type_text = dtype_name(dtype);
+  return info;
+}
 
 class DsrlSource {
  public:

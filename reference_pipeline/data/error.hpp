@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "data/text.hpp"
+
 namespace ltt::data {
 
 class DataError : public std::invalid_argument {
@@ -18,16 +20,8 @@ class DataError : public std::invalid_argument {
 
 namespace detail {
 
-// Concatenation by append: GCC 12 reports a false -Wrestrict in chains of operator+ on
-// temporaries at -O3 (GCC bug 105329).
-template <class... Parts>
-std::string cat(const Parts&... parts) {
-  std::string text;
-  (text.append(std::string_view(parts)), ...);
-  return text;
-}
-
-inline std::string in_quotes(std::string_view text) { return cat("'", text, "'"); }
+using data::cat;
+using data::in_quotes;
 
 [[noreturn]] inline void fail(std::string_view file, std::string_view message) {
   throw DataError(cat(file, ": ", message));
