@@ -39,6 +39,7 @@
 #include "curation_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
+#include "certificate_json.hpp"
 #include "json_writer.hpp"
 #include "pool_file.hpp"
 #include "subcommand.hpp"
@@ -194,51 +195,8 @@ void write_json(JsonWriter& json, const cur::Certificate& c,
                 const std::optional<CertificateTriple>& triple, const GateResult& gate,
                 const Inputs& in, const cur::CalibratedSelectionOptions& options,
                 std::int64_t written_size, const data::DsrlPool* dataset) {
-  json.begin_object()
-      .field("certified", c.certified)
-      .field("threshold", c.threshold)
-      .field("quantile", c.quantile)
-      .field("selection_size", c.selection_size)
-      .field("fallback", c.fallback)
-      .field("alpha", c.alpha)
-      .field("delta", c.delta)
-      .field("pool_size", c.pool_size)
-      .field("calibration_size", c.calibration_size)
-      .field("calibration_unsafe", c.calibration_unsafe)
-      .field("grid_size", c.grid_size);
-  json.key("merged_quantiles").begin_array();
-  for (const double q : c.merged_quantiles) json.value(q);
-  json.end_array();
-  json.key("steps").begin_array();
-  for (const cur::CertificateStep& s : c.steps)
-    json.begin_object()
-        .field("quantile", s.quantile)
-        .field("lambda", s.lambda)
-        .field("N", s.N)
-        .field("m", s.m)
-        .field("k", s.k)
-        .field("null_boundary", s.null_boundary)
-        .field("p", s.p)
-        .field("rejected", s.rejected)
-        .end_object();
-  json.end_array();
-  json.field("certified_step", c.certified_step);
-  json.key("fallback_record");
-  if (c.fallback_record) {
-    const cur::FallbackRecord& f = *c.fallback_record;
-    json.begin_object()
-        .field("labels", f.labels)
-        .field("safe_labels", f.safe_labels)
-        .field("safe_mass_lower", f.safe_mass_lower)
-        .field("minimum_selection", f.minimum_selection)
-        .field("count", f.count)
-        .end_object();
-  } else {
-    json.null();
-  }
-  json.field("threshold_set_size", c.threshold_set_size)
-      .field("drop_unsafe_calibration", c.drop_unsafe_calibration)
-      .field("dropped", c.dropped);
+  json.begin_object();
+  write_certificate_fields(json, c);
   json.key("triple");
   if (triple) {
     json.begin_object()

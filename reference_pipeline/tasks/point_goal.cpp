@@ -50,10 +50,10 @@ struct Controller {
   }
 };
 
-Controller draw_controller(std::mt19937_64& rng) {
+Controller draw_controller(std::mt19937_64& rng, const PointGoalMixture& mixture) {
   const double u = curation::detail::uniform_unit(rng);
-  if (u < 0.35) return {0.0, uniform(rng, 0.6, 1.0), uniform(rng, 0.0, 0.3)};   // reckless
-  if (u < 0.75) return {uniform(rng, 0.5, 1.0), uniform(rng, 0.3, 0.8), uniform(rng, 0.0, 0.3)};  // careful
+  if (u < mixture.reckless) return {0.0, uniform(rng, 0.6, 1.0), uniform(rng, 0.0, 0.3)};   // reckless
+  if (u < mixture.reckless + mixture.careful) return {uniform(rng, 0.5, 1.0), uniform(rng, 0.3, 0.8), uniform(rng, 0.0, 0.3)};  // careful
   return {uniform(rng, 0.1, 0.5), uniform(rng, 0.4, 0.9), uniform(rng, 0.3, 0.8)};  // erratic
 }
 
@@ -133,13 +133,20 @@ Step PointGoal::step(std::span<const double> action) {
   return s;
 }
 
-TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed) {
+TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
+                             const PointGoalMixture& mixture) {
   if (episodes < 1) throw std::invalid_argument("generate_point_goal: 'episodes' must be >= 1");
+  const auto share = [](double x) { return std::isfinite(x) && x >= 0 && x <= 1; };
+  if (!share(mixture.reckless))
+    throw std::invalid_argument("generate_point_goal: 'mixture.reckless' must lie in [0, 1]");
+  if (!share(mixture.careful) || !(mixture.reckless + mixture.careful <= 1))
+    throw std::invalid_argument(
+        "generate_point_goal: 'mixture.careful' must lie in [0, 1 - mixture.reckless]");
   std::mt19937_64 rng(seed);
   EpisodeLog log(PointGoal::observation_dim, PointGoal::action_dim);
   for (std::int64_t e = 0; e < episodes; ++e) {
     PointGoal env(rng());
-    const Controller c = draw_controller(rng);
+    const Controller c = draw_controller(rng, mixture);
     while (!env.done()) {
       const auto o = env.observation();
       const auto a = c.act(env, rng);

@@ -59,8 +59,14 @@ class PointGoal {
   void next_goal();
 };
 
+// Shares of the three scripted controllers in the behavior mixture; erratic takes the rest.
+struct PointGoalMixture {
+  double reckless = 0.35;
+  double careful = 0.40;
+};
 // The behavior mixture of docs/tasks.md: each episode draws a layout and a scripted
 // controller (reckless / careful / erratic, with drawn caution, speed and noise), seeded.
-TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed);
+TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
+                             const PointGoalMixture& mixture = {});
 
 }  // namespace ltt::tasks

@@ -1,0 +1,409 @@
+// ltt pipeline: the reference pipeline end to end on a built-in task (docs/pipeline.md) and its
+// report. Everything is computed before anything is written; then report.json, report.md and
+// the SVG figures are written into --out, each file atomically, so a failed run leaves no
+// partial report.
+//
+//   ltt pipeline --task point-goal --preset demo --out report/
+//   ltt pipeline --task corridor --out corridor/      the paper's corridor figure
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <data/atomic_output.hpp>
+#include <data/dsrl.hpp>
+#include <learning/backend.hpp>
+#include <pipeline/corridor_study.hpp>
+#include <pipeline/pipeline.hpp>
+#include <pipeline/report.hpp>
+
+#include "certificate_json.hpp"
+#include "format.hpp"
+#include "json_writer.hpp"
+#include "subcommand.hpp"
+
+namespace ltt::cli {
+
+namespace {
+
+namespace pl = ltt::pipeline;
+
+constexpr Flag pipeline_flags[] = {
+    {"task", FlagKind::text, "point-goal, car-run, point-goal-reckless or corridor", {}, true},
+    {"out", FlagKind::text, "output directory (created if missing): report.json, report.md, *.svg",
+     {}, true},
+    {"preset", FlagKind::text, "demo (minutes), paper (the paper's hyperparameters) or tiny", "demo"},
+    {"seeds", FlagKind::count, "run seeds 1..S (default: 1 for demo and tiny, 5 for paper)"},
+    {"episodes", FlagKind::count, "behavior pool size (corridor: trajectories per horizon)"},
+    {"pool-seed", FlagKind::count, "seed of the behavior pool, shared by all seeds", "1"},
+    {"dataset", FlagKind::text, "a DSRL file (HDF5 or .npy directory) of the task instead of a generated pool"},
+    {"pairs", FlagKind::count, "preference pairs"},
+    {"segment", FlagKind::count, "segment length H"},
+    {"members", FlagKind::count, "value ensemble size K"},
+    {"value-epochs", FlagKind::count, "value training epochs"},
+    {"policy-epochs", FlagKind::count, "behavior cloning epochs"},
+    {"n", FlagKind::count, "calibration labels"},
+    {"alpha", FlagKind::open_unit, "target unsafe fraction of the selection", "0.25"},
+    {"delta", FlagKind::open_unit, "risk level of the certificate and the policy bounds", "0.1"},
+    {"eval-episodes", FlagKind::count, "evaluation episodes per policy (corridor: rollouts)"},
+    {"threads", FlagKind::count, "policies trained at once and ensemble members", "2"},
+    {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
+    {"keep-pool", FlagKind::boolean, "keep the generated pool (DSRL layout) in --out"},
+    {"json", FlagKind::boolean, "print report.json on standard output instead of the summary"},
+};
+
+constexpr Command pipeline_command{
+    "pipeline",
+    "The reference pipeline end to end on a built-in task: behavior pool (written and read\n"
+    "back in the DSRL layout) -> preference pairs -> value ensemble -> trajectory scores ->\n"
+    "calibration draw -> certificate or refusal -> gated reward-aware variant -> behavior\n"
+    "cloning of every method's selection -> evaluation. Writes report.json, report.md and SVG\n"
+    "figures into --out. --task corridor runs the corridor study of the paper's Proposition\n"
+    "\"corridor\" instead (tabular cloning against the closed forms). Progress goes to stderr.",
+    pipeline_flags};
+
+// Fails before any work on an --out that cannot be a directory we write into.
+std::filesystem::path prepare_out(const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path out(text);
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw BadInput(cat("--out: ", in_quotes(text), " exists and is not a directory"));
+  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  if (!fs::exists(out, ec) && !fs::is_directory(parent, ec))
+    throw BadInput(cat("--out: no directory ", in_quotes(parent.string()), " to create ",
+                       in_quotes(text), " in"));
+  const fs::path probe = fs::exists(out, ec) ? out : parent;
+  if (::access(probe.c_str(), W_OK | X_OK) != 0)
+    throw BadInput(cat("--out: cannot write ", in_quotes(text), ": ", std::strerror(errno)));
+  return out;
+}
+
+void write_files(const std::filesystem::path& out,
+                 const std::vector<std::pair<std::string, std::string>>& files) {
+  std::filesystem::create_directories(out);
+  for (const auto& [name, text] : files)
+    data::write_stream_atomically(out / name, [&](std::ostream& s) { s << text; });
+}
+
+void write_interval(JsonWriter& json, std::string_view name, const pl::Interval& i) {
+  json.key(name)
+      .begin_object()
+      .field("mean", i.mean)
+      .field("low", i.low)
+      .field("high", i.high)
+      .field("seeds", i.samples)
+      .end_object();
+}
+
+void write_evaluation(JsonWriter& json, const pl::Evaluation& e) {
+  json.key("evaluation")
+      .begin_object()
+      .field("episodes", static_cast<std::int64_t>(e.costs.size()))
+      .field("mean_return", e.mean_return)
+      .field("mean_cost", e.mean_cost)
+      .field("over_budget", e.over_budget)
+      .field("delta", e.delta)
+      .field("over_budget_probability_upper", e.over_budget_upper)
+      .field("cost_upper", e.cost_upper)
+      .end_object();
+}
+
+std::string report_json(const pl::PipelineResult& r) {
+  std::ostringstream text;
+  JsonWriter json(text);
+  const pl::PipelineOptions& o = r.options;
+  json.begin_object()
+      .field("task", r.task.name)
+      .field("budget", r.task.budget)
+      .field("preset", o.preset)
+      .field("seconds", r.seconds);
+  json.key("pool")
+      .begin_object()
+      .field("source", o.dataset ? std::optional(r.pool_source) : std::nullopt)
+      .field("pool_seed", static_cast<std::int64_t>(o.pool_seed))
+      .field("episodes", r.pool_episodes)
+      .field("transitions", r.pool_transitions)
+      .field("unsafe", r.pool_unsafe)
+      .field("mean_return", r.pool_mean_return)
+      .field("mean_cost", r.pool_mean_cost)
+      .end_object();
+  json.key("settings")
+      .begin_object()
+      .field("pairs", o.pairs.pairs)
+      .field("segment_length", o.pairs.segment_length)
+      .field("members", o.value.members)
+      .field("value_epochs", o.value.epochs)
+      .field("policy_epochs", o.policy.epochs)
+      .field("calibration_size", o.calibration_size)
+      .field("alpha", o.calibration.alpha)
+      .field("delta", o.calibration.delta)
+      .field("reward_fraction", o.reward_fraction)
+      .field("eval_episodes", o.eval_episodes)
+      .field("backend", o.backend->name());
+  json.key("value_hidden").begin_array();
+  for (const std::int64_t w : o.value.hidden) json.value(w);
+  json.end_array();
+  json.key("policy_hidden").begin_array();
+  for (const std::int64_t w : o.policy.hidden) json.value(w);
+  json.end_array().end_object();
+  json.field("certified_seeds", r.certified_seeds);
+  json.key("methods").begin_array();
+  for (const pl::MethodSummary& m : r.summary) {
+    json.begin_object()
+        .field("name", m.name)
+        .field("reward", m.reward.mean)
+        .field("cost", m.cost.mean)
+        .field("within_budget", m.within_budget);
+    write_interval(json, "reward_ci", m.reward);
+    write_interval(json, "cost_ci", m.cost);
+    write_interval(json, "selection_size", m.selection_size);
+    json.end_object();
+  }
+  json.end_array();
+  // The first seed's certificate at the top level; every seed's below.
+  json.key("certificate").begin_object();
+  write_certificate_fields(json, r.seeds.front().calibrated.certificate);
+  json.end_object();
+  json.key("seeds").begin_array();
+  for (const pl::SeedResult& s : r.seeds) {
+    json.begin_object().field("seed", static_cast<std::int64_t>(s.seed));
+    json.key("certificate").begin_object();
+    write_certificate_fields(json, s.calibrated.certificate);
+    json.end_object();
+    json.key("gate")
+        .begin_object()
+        .field("outcome", curation::gate_outcome_name(s.gated.outcome))
+        .field("fraction", s.gated.fraction)
+        .field("selection_size", static_cast<std::int64_t>(s.gated.selected.size()))
+        .end_object();
+    json.key("v_filter")
+        .begin_object()
+        .field("safe_fraction", s.v_filter.safe_fraction)
+        .field("count", s.v_filter.count)
+        .field("selection_size", static_cast<std::int64_t>(s.v_filter.selected.size()))
+        .end_object();
+    json.key("oracle").begin_object();
+    json.field("purity_margin", s.purity_margin)
+        .field("first_step_rate", s.first_step_rate)
+        .field("realized_unsafe_fraction", s.realized_unsafe_fraction)
+        .field("score_cost_spearman", s.score_cost_spearman);
+    json.key("grid").begin_array();
+    for (const pl::GridOracle& g : s.grid)
+      json.begin_object()
+          .field("quantile", g.quantile)
+          .field("N", g.N)
+          .field("unsafe", g.unsafe)
+          .end_object();
+    json.end_array().end_object();
+    json.key("value")
+        .begin_object()
+        .field("pairs", s.pairs)
+        .field("pair_attempts", s.pair_attempts)
+        .field("pair_ties", s.pair_ties)
+        .field("pair_accuracy", s.pair_accuracy);
+    json.key("final_loss").begin_array();
+    for (const double l : s.value_final_loss) json.value(l);
+    json.end_array().end_object();
+    json.key("methods").begin_array();
+    for (const pl::MethodResult& m : s.methods) {
+      json.begin_object()
+          .field("name", m.name)
+          .field("selection_size", m.selection_size)
+          .field("transitions", m.transitions)
+          .field("selection_unsafe_fraction", m.selection_unsafe_fraction)
+          .field("same_as_previous", m.same_as_previous)
+          .field("final_loss", m.final_loss);
+      if (m.selection_size > 0) {
+        json.field("reward", m.evaluation.mean_return).field("cost", m.evaluation.mean_cost);
+        write_evaluation(json, m.evaluation);
+      }
+      json.end_object();
+    }
+    json.end_array();
+    json.key("seconds").begin_object();
+    for (const auto& [stage, seconds] : s.seconds) json.field(stage, seconds);
+    json.end_object().end_object();
+  }
+  json.end_array().end_object();
+  text << '\n';
+  return std::move(text).str();
+}
+
+std::string corridor_json(const pl::CorridorStudy& study, double seconds) {
+  std::ostringstream text;
+  JsonWriter json(text);
+  const pl::CorridorStudyOptions& o = study.options;
+  json.begin_object()
+      .field("task", "corridor")
+      .field("budget", 0.0)
+      .field("seconds", seconds)
+      .field("expert_mass", o.expert_mass)
+      .field("safe_probability", o.safe_probability)
+      .field("trajectories", o.trajectories)
+      .field("episodes", o.episodes)
+      .field("seed", static_cast<std::int64_t>(o.seed));
+  // methods: the four cloning rules at the longest horizon of the study
+  const std::int64_t T = o.horizons.back();
+  json.field("methods_horizon", T);
+  json.key("methods").begin_array();
+  for (const pl::CorridorRow& row : study.rows)
+    if (row.horizon == T)
+      json.begin_object()
+          .field("name", row.method)
+          .field("reward", row.expected_cost)  // reward = cost = the risky action
+          .field("cost", row.expected_cost)
+          .field("within_budget", row.expected_cost <= 0.0)
+          .field("all_safe_simulated", row.simulated)
+          .field("all_safe_closed_form", row.closed_form)
+          .end_object();
+  json.end_array();
+  json.field("certificate", std::optional<double>{});
+  json.field("certificate_note",
+             "the corridor's state is the time index alone, so a state-only value cannot rank "
+             "its trajectories; the study is the oracle analysis of the cloning operators");
+  json.key("pool_unsafe_fraction").begin_array();
+  for (const double u : study.pool_unsafe_fraction) json.value(u);
+  json.end_array();
+  json.key("rows").begin_array();
+  for (const pl::CorridorRow& row : study.rows)
+    json.begin_object()
+        .field("horizon", row.horizon)
+        .field("method", row.method)
+        .field("weight_ratio", row.weight_ratio)
+        .field("closed_form", row.closed_form)
+        .field("clone_exact", row.clone_exact)
+        .field("all_safe", row.all_safe)
+        .field("episodes", row.episodes)
+        .field("simulated", row.simulated)
+        .field("low", row.low)
+        .field("high", row.high)
+        .field("expected_cost", row.expected_cost)
+        .field("selected", row.selected)
+        .end_object();
+  json.end_array().end_object();
+  text << '\n';
+  return std::move(text).str();
+}
+
+// The corridor study's report.md: the setting, the table and the figure link.
+std::string corridor_report_markdown(const pl::CorridorStudy& study) {
+  const pl::CorridorStudyOptions& o = study.options;
+  std::ostringstream md;
+  md << "# ltt pipeline: corridor\n\n"
+     << "The corridor CMDP of the paper's Proposition \"corridor\": expert mass q = "
+     << pl::fixed(o.expert_mass, 2) << ", per-step safe probability p_s = " << pl::fixed(o.safe_probability, 2)
+     << ", budget 0 (a trajectory is safe only if every step is). For each horizon T a pool of "
+     << o.trajectories << " behavior trajectories is cloned tabularly four ways and each clone "
+     << "is rolled out " << o.episodes << " times. Closed forms: weighted cloning with "
+     << "safe-to-risky weight ratio W gives p'_s = p W / (p W + 1 - p) per step, so the all-safe "
+     << "probability p'_s^T vanishes with T for every finite clip; trajectory selection clones "
+     << "only zero-cost trajectories and is all-safe whenever the selection is nonempty.\n\n"
+     << pl::corridor_markdown(study) << "\n![all-safe probability against T](corridor.svg)\n";
+  return md.str();
+}
+
+int run_corridor(const Invocation& call, const Arguments& args, const std::filesystem::path& out) {
+  pl::CorridorStudyOptions options;
+  if (const auto e = args.optional_count("episodes")) options.trajectories = *e;
+  if (const auto e = args.optional_count("eval-episodes")) options.episodes = *e;
+  options.seed = static_cast<std::uint64_t>(args.count("pool-seed"));
+  const auto started = std::chrono::steady_clock::now();
+  const pl::CorridorStudy study = pl::run_corridor_study(
+      options, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const std::string json = corridor_json(study, seconds);
+  write_files(out, {{"report.json", json},
+                    {"report.md", corridor_report_markdown(study)},
+                    {"corridor.svg", pl::corridor_figure_svg(study)}});
+  if (args.flag("json"))
+    call.out << json;
+  else
+    call.out << pl::corridor_markdown(study) << "\nwritten: " << (out / "report.json").string()
+             << ", report.md, corridor.svg\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_pipeline(const Invocation& call) {
+  const auto args = parse_or_help(pipeline_command, call);
+  if (!args) return 0;
+  const std::string& task = args->text("task");
+  const std::filesystem::path out = prepare_out(args->text("out"));
+  if (task == "corridor") return run_corridor(call, *args, out);
+  (void)pl::task_named(task);  // an unknown name fails here, naming the tasks
+  pl::PipelineOptions o = pl::preset_options(args->text("preset"), task);
+  const auto positive = [&](std::string_view flag) -> std::optional<std::int64_t> {
+    const auto v = args->optional_count(flag);
+    if (v && *v < 1) throw BadInput(cat("--", flag, ": 0 must be at least 1"));
+    return v;
+  };
+  if (const auto s = positive("seeds")) {
+    o.seeds.clear();
+    for (std::int64_t i = 1; i <= *s; ++i) o.seeds.push_back(static_cast<std::uint64_t>(i));
+  }
+  if (const auto v = positive("episodes")) o.episodes = *v;
+  o.pool_seed = static_cast<std::uint64_t>(args->count("pool-seed"));
+  if (args->has("dataset")) {
+    // Read the layout now, so a bad file fails with one line before any progress is shown.
+    const std::string& file = args->text("dataset");
+    const data::DsrlPool layout = data::load_dsrl_pool(file);
+    const pl::Task& t = pl::task_named(task);
+    if (layout.observation_dim != t.observation_dim || layout.action_dim != t.action_dim)
+      throw BadInput(cat("--dataset: ", in_quotes(file), " has observations of ",
+                         std::to_string(layout.observation_dim), " and actions of ",
+                         std::to_string(layout.action_dim), " dims; task ", task, " needs ",
+                         std::to_string(t.observation_dim), " and ",
+                         std::to_string(t.action_dim)));
+    o.dataset = file;
+  }
+  if (const auto v = positive("pairs")) o.pairs.pairs = *v;
+  if (const auto v = positive("segment")) o.pairs.segment_length = *v;
+  if (const auto v = positive("members")) o.value.members = *v;
+  if (const auto v = positive("value-epochs")) o.value.epochs = *v;
+  if (const auto v = positive("policy-epochs")) o.policy.epochs = *v;
+  if (const auto v = positive("n")) o.calibration_size = *v;
+  if (const auto v = positive("eval-episodes")) {
+    if (*v < 2) throw BadInput("--eval-episodes: 1 must be at least 2 (the policy bounds need two)");
+    o.eval_episodes = *v;
+  }
+  if (const auto v = positive("threads")) o.threads = *v;
+  o.calibration.alpha = args->real("alpha");
+  o.calibration.delta = args->real("delta");
+  o.certificate_delta = o.calibration.delta;
+  o.backend = &learning::backend_named(args->text("backend"));
+  o.keep_pool = args->flag("keep-pool");
+  o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
+                                      ("ltt-pipeline-" + std::to_string(::getpid()));
+  if (o.keep_pool) std::filesystem::create_directories(out);
+
+  const pl::PipelineResult result = pl::run_pipeline(
+      o, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
+  if (!o.keep_pool) std::filesystem::remove_all(o.scratch);
+  const std::string json = report_json(result);
+  write_files(out, {{"report.json", json},
+                    {"report.md", pl::report_markdown(result)},
+                    {"score_vs_cost.svg", pl::score_cost_svg(result)},
+                    {"certification_rate.svg", pl::certification_rate_svg(result)},
+                    {"methods.svg", pl::methods_svg(result)}});
+  if (args->flag("json"))
+    call.out << json;
+  else
+    call.out << pl::summary_table(result) << "\nwritten: " << (out / "report.md").string()
+             << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg\n";
+  return 0;
+}
+
+}  // namespace ltt::cli

@@ -1,0 +1,168 @@
+#pragma once
+// The reference pipeline end to end (docs/pipeline.md; paper, sections 4 and 6 and appendix
+// "Hyperparameters"), on a built-in task:
+//
+//   behavior pool (generated, written and read back in the DSRL layout, or a DSRL file)
+//   -> preference pairs (sample_preference_pairs: 1000 pairs of H = 30 segments)
+//   -> value ensemble (Bradley-Terry over segment sums)  -> trajectory scores g = mean V-bar
+//   -> calibration draw (n = 200, labels u = [cost > budget])
+//   -> calibrated selection at (alpha, delta): certificate or refusal with fallback
+//   -> certification-gated reward-aware sub-selection (top half by return, certified only)
+//   -> behavior cloning of every method's selection -> evaluation (100 episodes)
+//
+// Methods side by side, as in the paper's main table:
+//   BC-All               every trajectory of the pool
+//   BC-Safe              the ground-truth safe trajectories (a label on every trajectory)
+//   V-filter             top floor(f N) by score, f the calibration sample's safe fraction
+//   Calibrated           the calibrated selection after the gated sub-selection
+//   Calibrated-ungated   the calibrated selection itself (identical when uncertified)
+//   Random, Return       uniform / top-by-return selections of BC-Safe's size (matched size)
+//
+// The pool is fixed across seeds (one dataset per task, as in the paper); a seed s draws the
+// preference pairs, the ensemble's initialization, the calibration sample, the random
+// selection, every policy's initialization and the evaluation layouts, each from its own
+// stream learning::stream_seed(s, stream). Diagnostics computed from every label (the oracle
+// unsafe count of each grid selection, the purity margin, the closed-form certification rate)
+// are reported next to the procedure's own outputs, never fed into them.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <curation/calibrated_selection.hpp>
+#include <curation/preference_pairs.hpp>
+#include <curation/reward_curation.hpp>
+#include <curation/v_filter.hpp>
+#include <learning/backend.hpp>
+#include <learning/behavior_cloning.hpp>
+#include <learning/value_training.hpp>
+
+#include "pipeline/bootstrap.hpp"
+#include "pipeline/evaluation.hpp"
+#include "pipeline/task.hpp"
+
+namespace ltt::pipeline {
+
+struct PipelineOptions {
+  std::string task = "point-goal";
+  std::string preset = "demo";
+  std::int64_t episodes = 1000;          // pool size (generated pools)
+  std::uint64_t pool_seed = 1;           // the behavior pool's seed, shared by every seed
+  std::optional<std::filesystem::path> dataset;  // a DSRL file of the task instead
+  std::vector<std::uint64_t> seeds{1};
+  curation::PreferencePairOptions pairs{};       // pairs 1000, H 30 (its seed is overridden)
+  learning::ValueTrainingOptions value{};        // K 3, 256x2, 300 epochs, batch 512, Adam 3e-4
+  learning::PolicyTrainingOptions policy{};      // 256x2, 100 epochs, batch 512
+  std::int64_t calibration_size = 200;           // n
+  curation::CalibratedSelectionOptions calibration{};  // alpha 0.25, delta 0.1, paper grid, 50
+  double reward_fraction = 0.5;                  // gated sub-selection: top half by return
+  std::int64_t eval_episodes = 100;
+  double certificate_delta = 0.1;                // policy certificates' 1 - confidence
+  std::int64_t rate_curve_max = 2000;            // certification rate plotted for n up to this
+  std::int64_t threads = 2;                      // policies trained / evaluated at once
+  const learning::Backend* backend = &learning::eigen_backend();
+  std::filesystem::path scratch;                 // where a generated pool is written and read back
+  bool keep_pool = false;                        // leave the written pool in scratch
+};
+
+// The preset's options for a task: "demo" (about 2 minutes for one seed of point-goal on 2
+// cores), "paper" (the paper's hyperparameters, five seeds) or "tiny" (seconds, for tests).
+// Throws std::invalid_argument naming 'preset'.
+PipelineOptions preset_options(std::string_view preset, std::string_view task);
+
+// The behavior pool as the pipeline sees it, after the DSRL round trip.
+struct BehaviorPool {
+  std::string source;                  // the DSRL file read (generated pools: where it was)
+  std::int64_t transitions = 0;
+  std::int64_t observation_dim = 0, action_dim = 0;
+  std::vector<float> observations;     // transitions x observation_dim
+  std::vector<float> actions;          // transitions x action_dim, clipped to [-1, 1]
+  std::vector<double> step_costs;      // per transition
+  std::vector<std::int64_t> offsets;   // episode i owns rows [offsets[i], offsets[i + 1])
+  std::vector<double> episodic_return, episodic_cost;
+  std::vector<std::uint8_t> unsafe;    // cost > budget
+  std::int64_t unsafe_count = 0;
+  std::int64_t episodes() const { return static_cast<std::int64_t>(episodic_cost.size()); }
+};
+
+// Generates the task's pool (or reads options.dataset), writing a generated pool to
+// options.scratch and reading it back through ltt::data's DSRL reader. Throws
+// std::invalid_argument (bad options) or data::DataError (an unreadable or mismatched file).
+BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options);
+
+struct MethodResult {
+  std::string name;
+  std::int64_t selection_size = 0;        // trajectories cloned
+  std::int64_t transitions = 0;           // rows cloned
+  double selection_unsafe_fraction = 0;   // oracle: share of the selection over budget
+  double final_loss = 0;                  // behavior cloning, last epoch
+  bool same_as_previous = false;          // Calibrated-ungated when the gate refused: not retrained
+  Evaluation evaluation;
+};
+
+// Oracle view of one grid step (every label read; the procedure never sees it).
+struct GridOracle {
+  double quantile = 0;
+  std::int64_t N = 0;       // |S(lambda_j)|
+  std::int64_t unsafe = 0;  // U_j, trajectories of S(lambda_j) over budget
+};
+
+struct SeedResult {
+  std::uint64_t seed = 0;
+  // preference pairs and value learning
+  std::int64_t pairs = 0, pair_attempts = 0, pair_ties = 0;
+  std::vector<double> value_final_loss;   // per member, last epoch
+  double pair_accuracy = 0;               // V-bar on the training pairs
+  double score_cost_spearman = 0;         // g against episodic cost over the pool (oracle)
+  std::vector<double> scores;             // g(tau) per trajectory
+  // calibration
+  curation::Calibration calibration;
+  curation::CalibratedSelection calibrated;
+  curation::RewardSubselection gated;
+  curation::VFilterSelection v_filter;
+  std::vector<GridOracle> grid;           // every grid step, oracle counts
+  double purity_margin = 0;               // alpha - min_j U_j / N_j
+  double first_step_rate = 0;             // certification_rate(N, N_1, U_1, n, alpha, delta)
+  std::vector<double> rate_curve;         // the same for n = 0 .. rate_curve_max (<= N)
+  double realized_unsafe_fraction = 0;    // oracle share of the returned selection over budget
+  std::vector<MethodResult> methods;
+  std::vector<std::pair<std::string, double>> seconds;  // wall time per stage
+};
+
+struct MethodSummary {
+  std::string name;
+  Interval reward, cost;          // over seeds: mean and 95% bootstrap CI
+  bool within_budget = false;     // mean cost <= budget (the paper's convention)
+  Interval selection_size;
+};
+
+struct PipelineResult {
+  PipelineOptions options;
+  Task task;
+  std::int64_t pool_episodes = 0, pool_transitions = 0, pool_unsafe = 0;
+  double pool_mean_return = 0, pool_mean_cost = 0;
+  std::string pool_source;
+  std::vector<double> pool_cost;                // episodic cost per trajectory
+  std::vector<std::uint8_t> pool_unsafe_bits;   // cost > budget
+  std::vector<SeedResult> seeds;
+  std::vector<MethodSummary> summary;    // methods in table order
+  std::int64_t certified_seeds = 0;
+  double seconds = 0;
+};
+
+// Progress: called with one line per stage ("seed 1/5: value ensemble (3 members, 40 epochs)").
+using ProgressLine = std::function<void(std::string_view)>;
+
+SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOptions& options,
+                    std::uint64_t seed, const ProgressLine& progress = {});
+
+// The whole run: the pool once, every seed, the summaries.
+PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& progress = {});
+
+// The method names in table order.
+std::vector<std::string> method_names();
+
+}  // namespace ltt::pipeline

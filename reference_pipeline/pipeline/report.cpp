@@ -1,0 +1,300 @@
+#include "pipeline/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "pipeline/svg_chart.hpp"
+
+namespace ltt::pipeline {
+
+std::string fixed(double x, int digits) {
+  if (!std::isfinite(x)) return "n/a";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, x);
+  return b;
+}
+
+namespace {
+
+std::string with_ci(const Interval& i, int digits = 2) {
+  if (i.samples == 0) return "not run";
+  if (i.samples == 1) return fixed(i.mean, digits);
+  return fixed(i.mean, digits) + " [" + fixed(i.low, digits) + ", " + fixed(i.high, digits) + "]";
+}
+
+const MethodSummary* find(const PipelineResult& r, std::string_view name) {
+  for (const MethodSummary& m : r.summary)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+// One colour per method, the same in every figure.
+std::string method_color(std::string_view name) {
+  if (name == "BC-All") return "#7f7f7f";
+  if (name == "BC-Safe") return "#2ca02c";
+  if (name == "V-filter") return "#9467bd";
+  if (name == "Calibrated") return "#1f77b4";
+  if (name == "Calibrated-ungated") return "#17becf";
+  if (name == "Random") return "#bcbd22";
+  return "#ff7f0e";  // Return
+}
+
+Series series(std::string label, Series::Kind kind, std::string color) {
+  Series s;
+  s.label = std::move(label);
+  s.kind = kind;
+  s.color = std::move(color);
+  return s;
+}
+
+std::string seeds_text(const PipelineResult& r) {
+  const std::size_t s = r.seeds.size();
+  return std::to_string(s) + (s == 1 ? " seed" : " seeds");
+}
+
+}  // namespace
+
+std::vector<Claim> check_claims(const PipelineResult& r) {
+  std::vector<Claim> claims;
+  const double b = r.task.budget;
+  const MethodSummary* all = find(r, "BC-All");
+  const MethodSummary* cal = find(r, "Calibrated");
+  const MethodSummary* safe = find(r, "BC-Safe");
+  const auto cost = [&](const MethodSummary* m) {
+    return m && m->cost.samples > 0 ? fixed(m->cost.mean, 2) : std::string("n/a");
+  };
+  if (all)
+    claims.push_back({"BC-All exceeds the budget", all->cost.samples > 0 && all->cost.mean > b,
+                      "mean cost " + cost(all) + " against budget " + fixed(b, 0)});
+  if (cal)
+    claims.push_back({"the calibrated clone is within the budget",
+                      cal->cost.samples > 0 && cal->cost.mean <= b,
+                      "mean cost " + cost(cal) + " against budget " + fixed(b, 0)});
+  if (safe && cal)
+    claims.push_back({"the calibrated clone matches BC-Safe (full labels) on safety",
+                      cal->within_budget == safe->within_budget,
+                      "BC-Safe " + cost(safe) + ", Calibrated " + cost(cal)});
+  std::int64_t negative = 0;
+  for (const SeedResult& s : r.seeds) negative += s.purity_margin < 0;
+  const auto S = static_cast<std::int64_t>(r.seeds.size());
+  if (negative == S)
+    claims.push_back({"negative purity margin: the procedure refuses",
+                      r.certified_seeds == 0,
+                      "certified on " + std::to_string(r.certified_seeds) + " of " +
+                          std::to_string(S) + " seeds; each refusal returns the Clopper-Pearson "
+                          "fallback flagged uncertified"});
+  else if (negative == 0)
+    claims.push_back({"positive purity margin: the procedure certifies",
+                      r.certified_seeds > 0,
+                      "certified on " + std::to_string(r.certified_seeds) + " of " +
+                          std::to_string(S) + " seeds (a rate below 1 is expected: see the "
+                          "closed-form rate)"});
+  return claims;
+}
+
+std::string summary_table(const PipelineResult& r) {
+  std::ostringstream md;
+  md << "| method | trajectories | reward | cost | budget | within budget |\n"
+     << "|---|---:|---:|---:|---:|:---:|\n";
+  for (const MethodSummary& m : r.summary) {
+    md << "| " << m.name << " | " << (m.selection_size.samples ? fixed(m.selection_size.mean, 0) : "0")
+       << " | " << with_ci(m.reward) << " | " << with_ci(m.cost) << " | " << fixed(r.task.budget, 0)
+       << " | " << (m.cost.samples == 0 ? "n/a" : m.within_budget ? "**yes**" : "no") << " |\n";
+  }
+  return md.str();
+}
+
+std::string report_markdown(const PipelineResult& r) {
+  const PipelineOptions& o = r.options;
+  std::ostringstream md;
+  md << "# ltt pipeline: " << r.task.name << "\n\n"
+     << r.task.summary << ". Preset `" << o.preset << "`, " << seeds_text(r) << ", "
+     << fixed(r.seconds, 0) << " s.\n\n"
+     << "Pool: " << r.pool_episodes << " episodes (" << r.pool_transitions << " transitions"
+     << (o.dataset ? ", read from " + r.pool_source : ", pool seed " + std::to_string(o.pool_seed))
+     << "), " << r.pool_unsafe << " over the budget " << fixed(r.task.budget, 0) << " ("
+     << fixed(100.0 * static_cast<double>(r.pool_unsafe) / static_cast<double>(r.pool_episodes), 1)
+     << "%); behavior mean return " << fixed(r.pool_mean_return, 2) << ", mean cost "
+     << fixed(r.pool_mean_cost, 2) << ".\n\n"
+     << "Settings: " << o.pairs.pairs << " preference pairs of H = " << o.pairs.segment_length
+     << "; value ensemble K = " << o.value.members << ", " << o.value.epochs << " epochs; "
+     << "behavior cloning " << o.policy.epochs << " epochs; n = " << o.calibration_size
+     << " calibration labels; alpha = " << fixed(o.calibration.alpha, 2) << ", delta = "
+     << fixed(o.calibration.delta, 2) << "; " << o.eval_episodes
+     << " evaluation episodes per policy; backend " << o.backend->name() << ".\n\n";
+
+  md << "## Methods\n\nReward and cost per evaluation episode, mean over seeds"
+     << (r.seeds.size() > 1 ? " with a 95% percentile-bootstrap interval" : "")
+     << "; within budget means mean cost at most the budget. Random and Return select as many "
+        "trajectories as BC-Safe (the pool's ground-truth safe count).\n\n"
+     << summary_table(r) << "\n![reward and cost per method](methods.svg)\n\n";
+
+  md << "## What the paper claims, on this run\n\n";
+  for (const Claim& c : check_claims(r))
+    md << "- " << (c.held ? "holds" : "**does not hold**") << ": " << c.statement << " ("
+       << c.evidence << ")\n";
+  md << "\n";
+
+  md << "## Certificate\n\n";
+  for (const SeedResult& s : r.seeds) {
+    const curation::Certificate& c = s.calibrated.certificate;
+    md << "### Seed " << s.seed << ": "
+       << (c.certified ? "certified at quantile " + fixed(c.quantile, 2)
+                       : std::string("refused (uncertified fallback)"))
+       << "\n\n"
+       << "n = " << c.calibration_size << " labels, " << c.calibration_unsafe
+       << " unsafe. The walk tests H_j: the selection S(lambda_j) holds more than alpha N_j "
+          "unsafe trajectories, p_j = F_hyp(k_j; N_j, U*_j, m_j), in order, stopping at the first "
+          "p_j > delta. U_j (oracle) is the selection's true unsafe count, never read by the "
+          "procedure.\n\n"
+       << "| j | quantile | lambda | N_j | m_j | k_j | U*_j | p_j | rejected | U_j / N_j (oracle) |\n"
+       << "|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|\n";
+    for (std::size_t j = 0; j < c.steps.size(); ++j) {
+      const curation::CertificateStep& st = c.steps[j];
+      double oracle = NAN;
+      for (const GridOracle& g : s.grid)
+        if (g.quantile == st.quantile) oracle = static_cast<double>(g.unsafe) / static_cast<double>(g.N);
+      md << "| " << j + 1 << " | " << fixed(st.quantile, 2) << " | " << fixed(st.lambda, 4) << " | "
+         << st.N << " | " << st.m << " | " << st.k << " | " << st.null_boundary << " | "
+         << fixed(st.p, 4) << " | " << (st.rejected ? "yes" : "no") << " | " << fixed(oracle, 3)
+         << " |\n";
+    }
+    md << "\n";
+    if (c.certified) {
+      md << "Returned: S(lambda) at quantile " << fixed(c.quantile, 2) << ", " << c.selection_size
+         << " trajectories, certified to hold at most alpha unsafe with probability at least 1 - "
+            "delta; realized unsafe fraction (oracle) "
+         << fixed(s.realized_unsafe_fraction, 3) << ".";
+    } else {
+      const auto& f = *c.fallback_record;
+      md << "Returned: no threshold certified; the uncertified fallback keeps the top " << f.count
+         << " trajectories (Clopper-Pearson lower bound " << fixed(f.safe_mass_lower, 3)
+         << " on the pool's safe mass from " << f.safe_labels << " safe of " << f.labels
+         << " labels); realized unsafe fraction (oracle) " << fixed(s.realized_unsafe_fraction, 3)
+         << ".";
+    }
+    md << " Gate: " << curation::gate_outcome_name(s.gated.outcome)
+       << (s.gated.outcome == curation::GateOutcome::refused
+               ? " (the reward-aware sub-selection runs only on a certified selection)"
+               : ", top " + fixed(100 * s.gated.fraction, 0) + "% by return kept: " +
+                     std::to_string(s.gated.selected.size()) + " trajectories")
+       << ".\n\n"
+       << "Oracle diagnostics: purity margin alpha - min_j U_j/N_j = " << fixed(s.purity_margin, 3)
+       << "; closed-form certification rate at n = " << c.calibration_size << ": "
+       << fixed(s.first_step_rate, 3) << "; Spearman(score, cost) over the pool "
+       << fixed(s.score_cost_spearman, 3) << "; V-bar orders " << fixed(100 * s.pair_accuracy, 1)
+       << "% of the training pairs correctly.\n\n";
+  }
+  md << "![score against episodic cost](score_vs_cost.svg)\n\n"
+     << "![certification rate against n](certification_rate.svg)\n\n";
+
+  const SeedResult& first = r.seeds.front();
+  md << "## Policy certificates (seed " << first.seed << ")\n\n"
+     << "From the " << o.eval_episodes << " evaluation episodes of each policy, one-sided at "
+     << "confidence 1 - " << fixed(o.certificate_delta, 2) << ": a Clopper-Pearson upper bound on "
+     << "Pr[episodic cost > budget] and a Maurer-Pontil upper bound on E[episodic cost] (range "
+     << fixed(r.task.cost_range, 0) << ", the horizon, fixed a priori). These bound the policy "
+     << "actually deployed; the training-set certificate above is a different statement.\n\n"
+     << "| method | selection unsafe (oracle) | episodes over budget | Pr[cost > budget] <= | "
+        "E[cost] <= |\n|---|---:|---:|---:|---:|\n";
+  for (const MethodResult& m : first.methods) {
+    if (m.selection_size == 0) {
+      md << "| " << m.name << " | empty selection | | | |\n";
+      continue;
+    }
+    const Evaluation& e = m.evaluation;
+    md << "| " << m.name << " | " << fixed(m.selection_unsafe_fraction, 3) << " | " << e.over_budget
+       << " / " << e.costs.size() << " | " << fixed(e.over_budget_upper, 3) << " | "
+       << fixed(e.cost_upper, 2) << " |\n";
+  }
+  md << "\n";
+  return md.str();
+}
+
+std::string score_cost_svg(const PipelineResult& r) {
+  const SeedResult& s = r.seeds.front();
+  Chart c;
+  c.title = r.task.name + ": trajectory score against episodic cost (seed " +
+            std::to_string(s.seed) + ")";
+  c.x_label = "score g(tau) = mean of V-bar over the trajectory";
+  c.y_label = "episodic cost";
+  Series safe = series("within budget", Series::Kind::points, "#2ca02c");
+  Series unsafe = series("over budget", Series::Kind::points, "#d62728");
+  Series labeled = series("calibration label", Series::Kind::points, "#000000");
+  safe.radius = unsafe.radius = 2;
+  labeled.radius = 1.2;
+  const double b = r.task.budget;
+  for (std::size_t i = 0; i < s.scores.size(); ++i) {
+    Series& into = r.pool_unsafe_bits[i] ? unsafe : safe;
+    into.x.push_back(s.scores[i]);
+    into.y.push_back(r.pool_cost[i]);
+  }
+  for (const std::int64_t i : s.calibration.index) {
+    labeled.x.push_back(s.scores[static_cast<std::size_t>(i)]);
+    labeled.y.push_back(r.pool_cost[static_cast<std::size_t>(i)]);
+  }
+  c.series = {safe, unsafe, labeled};
+  c.lines.push_back({ReferenceLine::Axis::y, b, "budget " + fixed(b, 0), "#d62728", true, 1});
+  const curation::Certificate& cert = s.calibrated.certificate;
+  for (const curation::CertificateStep& st : cert.steps)
+    c.lines.push_back({ReferenceLine::Axis::x, st.lambda, "", "#bbbbbb", true, 0.8});
+  c.lines.push_back({ReferenceLine::Axis::x, cert.threshold,
+                     cert.certified ? "certified cut q = " + fixed(cert.quantile, 2)
+                                    : "fallback cut (uncertified)",
+                     "#1f77b4", false, 2});
+  c.width = 760;
+  c.height = 460;
+  return render_svg(c);
+}
+
+std::string certification_rate_svg(const PipelineResult& r) {
+  const SeedResult& s = r.seeds.front();
+  const curation::Certificate& cert = s.calibrated.certificate;
+  Chart c;
+  const GridOracle& g = s.grid.front();
+  c.title = r.task.name + ": certification rate against n (N = " + std::to_string(cert.pool_size) +
+            ", N_1 = " + std::to_string(g.N) + ", U_1 = " + std::to_string(g.unsafe) + ")";
+  c.x_label = "calibration labels n";
+  c.y_label = "Pr[the walk certifies] (closed form)";
+  Series rate = series("alpha = " + fixed(cert.alpha, 2) + ", delta = " + fixed(cert.delta, 2),
+                       Series::Kind::line, "#1f77b4");
+  for (std::size_t n = 1; n < s.rate_curve.size(); ++n) {
+    rate.x.push_back(static_cast<double>(n));
+    rate.y.push_back(s.rate_curve[n]);
+  }
+  c.series = {rate};
+  c.lines.push_back({ReferenceLine::Axis::x, static_cast<double>(cert.calibration_size),
+                     "n used = " + std::to_string(cert.calibration_size) + ": rate " +
+                         fixed(s.first_step_rate, 3),
+                     "#d62728", true, 1.2});
+  c.lines.push_back({ReferenceLine::Axis::y, cert.delta, "delta", "#7f7f7f", true, 0.8});
+  c.y_min = 0;
+  c.y_max = 1;
+  return render_svg(c);
+}
+
+std::string methods_svg(const PipelineResult& r) {
+  BarChart reward, cost;
+  reward.title = r.task.name + ": reward per method";
+  reward.y_label = "episodic reward";
+  cost.title = r.task.name + ": cost per method (budget " + fixed(r.task.budget, 0) + ")";
+  cost.y_label = "episodic cost";
+  for (const MethodSummary& m : r.summary) {
+    if (m.cost.samples == 0) continue;
+    for (BarChart* b : {&reward, &cost}) {
+      const Interval& i = b == &reward ? m.reward : m.cost;
+      b->categories.push_back(m.name);
+      b->value.push_back(i.mean);
+      b->low.push_back(i.low);
+      b->high.push_back(i.high);
+      b->color.push_back(method_color(m.name));
+    }
+  }
+  cost.lines.push_back({ReferenceLine::Axis::y, r.task.budget, "budget", "#d62728", true, 1.5});
+  const std::string both[] = {render_svg(reward), render_svg(cost)};
+  return side_by_side(both);
+}
+
+}  // namespace ltt::pipeline

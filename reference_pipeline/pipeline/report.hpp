@@ -1,0 +1,35 @@
+#pragma once
+// The human side of a pipeline report (docs/pipeline.md, "The report"): report.md and the SVG
+// figures. report.json is written by the ltt program (reference_pipeline/cli/pipeline.cpp).
+//
+//   report.md               the methods table (reward, cost, budget, within budget: mean and
+//                           95% bootstrap CI over seeds), the claims the paper makes checked
+//                           on this run, each seed's certificate walk, the policy
+//                           certificates, the oracle diagnostics, links to the figures
+//   score_vs_cost.svg       g(tau) against episodic cost, the budget, the grid and the cut
+//   certification_rate.svg  closed-form certification rate against n, with the n used
+//   methods.svg             reward and cost per method, with the budget line
+#include <string>
+
+#include "pipeline/pipeline.hpp"
+
+namespace ltt::pipeline {
+
+std::string report_markdown(const PipelineResult& result);
+// x with `digits` decimals ("n/a" when not finite): the reports' number format.
+std::string fixed(double x, int digits = 3);
+// The methods table alone (what `ltt pipeline` prints).
+std::string summary_table(const PipelineResult& result);
+std::string score_cost_svg(const PipelineResult& result);         // the first seed
+std::string certification_rate_svg(const PipelineResult& result); // the first seed
+std::string methods_svg(const PipelineResult& result);
+
+// Each claim of the paper's main table that a run can check, with whether it held.
+struct Claim {
+  std::string statement;
+  bool held = false;
+  std::string evidence;
+};
+std::vector<Claim> check_claims(const PipelineResult& result);
+
+}  // namespace ltt::pipeline

@@ -1,0 +1,89 @@
+#include "pipeline/task.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <tasks/car_run.hpp>
+#include <tasks/point_goal.hpp>
+
+namespace ltt::pipeline {
+namespace {
+
+// Adapts a task class with observation(), step() and done() (tasks/*.hpp) to Environment.
+template <class Env>
+class Adapter final : public Environment {
+ public:
+  explicit Adapter(std::uint64_t seed) : env_(seed) {}
+  void observation(std::span<float> out) const override {
+    const auto o = env_.observation();
+    if (out.size() != o.size())
+      throw std::invalid_argument("Environment::observation: 'out' must hold observation_dim floats");
+    std::copy(o.begin(), o.end(), out.begin());
+  }
+  tasks::Step step(std::span<const double> action) override { return env_.step(action); }
+  bool done() const override { return env_.done(); }
+
+ private:
+  Env env_;
+};
+
+template <class Env>
+Task continuous_task(std::string name, std::string summary,
+                     std::function<tasks::TaskPool(std::int64_t, std::uint64_t)> generate) {
+  Task t;
+  t.name = std::move(name);
+  t.summary = std::move(summary);
+  t.budget = Env::budget;
+  t.horizon = Env::horizon;
+  t.observation_dim = Env::observation_dim;
+  t.action_dim = Env::action_dim;
+  t.cost_range = static_cast<double>(Env::horizon);
+  t.generate = std::move(generate);
+  t.environment = [](std::uint64_t seed) -> std::unique_ptr<Environment> {
+    return std::make_unique<Adapter<Env>>(seed);
+  };
+  return t;
+}
+
+// 90% reckless, 5% careful, 5% erratic. The pool is about 92% unsafe (68 to 89 safe of 1000 on
+// seeds 1-3, tests/pipeline/task.test.cpp), so fewer than 11.25% of trajectories are safe and a perfect
+// score cannot make the smallest grid selection (the top 15%) at most 25% unsafe: the purity
+// margin is negative for every scorer and the walk must refuse (up to its delta error).
+constexpr tasks::PointGoalMixture reckless_mixture{0.90, 0.05};
+
+const std::vector<Task>& registry() {
+  static const std::vector<Task> tasks{
+      continuous_task<tasks::PointGoal>(
+          "point-goal", "2-D point robot reaching goals among circular hazards (budget 5)",
+          [](std::int64_t n, std::uint64_t seed) { return tasks::generate_point_goal(n, seed); }),
+      continuous_task<tasks::CarRun>(
+          "car-run", "car on a straight track, off-lane or over-speed steps cost (budget 5)",
+          [](std::int64_t n, std::uint64_t seed) { return tasks::generate_car_run(n, seed); }),
+      continuous_task<tasks::PointGoal>(
+          "point-goal-reckless",
+          "point-goal with 90% reckless behavior: no certifiable selection (refusal variant)",
+          [](std::int64_t n, std::uint64_t seed) {
+            return tasks::generate_point_goal(n, seed, reckless_mixture);
+          }),
+  };
+  return tasks;
+}
+
+}  // namespace
+
+std::span<const Task> builtin_tasks() { return registry(); }
+
+std::string task_names() {
+  std::string names;
+  for (const Task& t : registry()) names += t.name + ", ";
+  return names + "corridor";
+}
+
+const Task& task_named(std::string_view name) {
+  for (const Task& t : registry())
+    if (t.name == name) return t;
+  throw std::invalid_argument("task_named: 'task' = \"" + std::string(name) +
+                              "\" is not a built-in task (" + task_names() + ")");
+}
+
+}  // namespace ltt::pipeline

@@ -1,0 +1,122 @@
+"""Checks an `ltt pipeline` output folder with independent tools (json, xml.etree, scipy):
+report.json's structure and invariants, the certificate's p-values against scipy's
+hypergeometric cdf, and that every figure is well-formed SVG.
+
+    python3 check_pipeline_report.py DIR TASK
+
+Exits non-zero with a message on the first failed check.
+"""
+import json
+import math
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from scipy.stats import hypergeom
+
+
+def fail(message):
+    sys.exit(f"check_pipeline_report: {message}")
+
+
+def require(condition, message):
+    if not condition:
+        fail(message)
+
+
+def check_certificate(c, where):
+    for key in ("certified", "threshold", "quantile", "selection_size", "fallback", "steps"):
+        require(key in c, f"{where}: certificate lacks {key!r}")
+    require(c["certified"] != c["fallback"], f"{where}: certified == fallback")
+    steps = c["steps"]
+    require(steps, f"{where}: no steps")
+    alpha, delta = c["alpha"], c["delta"]
+    for j, s in enumerate(steps):
+        u_star = math.floor(alpha * s["N"] + 1e-12) + 1
+        require(s["null_boundary"] == u_star, f"{where}: step {j} U* {s['null_boundary']} != {u_star}")
+        exact = hypergeom.cdf(s["k"], s["N"], u_star, s["m"])
+        # the library rounds p up by at most 4e-14 relative so it never falls below the exact value
+        require(abs(s["p"] - exact) <= 1e-9 * max(exact, 1e-300) + 1e-300,
+                f"{where}: step {j} p {s['p']} against scipy {exact}")
+        require(s["rejected"] == (s["p"] <= delta), f"{where}: step {j} rejected flag")
+        if j + 1 < len(steps):
+            require(s["rejected"], f"{where}: the walk went past a non-rejected step {j}")
+    require(c["certified"] == steps[0]["rejected"], f"{where}: certified disagrees with step 1")
+    if c["certified"]:
+        last = max(j for j, s in enumerate(steps) if s["rejected"])
+        require(c["certified_step"] == last, f"{where}: certified_step {c['certified_step']} != {last}")
+        require(c["fallback_record"] is None, f"{where}: certified with a fallback record")
+    else:
+        require(c["fallback_record"] is not None, f"{where}: refusal without a fallback record")
+
+
+def check_pipeline(report, task):
+    require(report["task"] == task, f"task {report['task']!r} != {task!r}")
+    budget = report["budget"]
+    names = [m["name"] for m in report["methods"]]
+    for name in ("BC-All", "BC-Safe", "V-filter", "Calibrated"):
+        require(name in names, f"method {name} missing from {names}")
+    for m in report["methods"]:
+        require(m["within_budget"] == (m["cost"] <= budget), f"{m['name']}: within_budget")
+        for key in ("reward_ci", "cost_ci"):
+            ci = m[key]
+            require(ci["low"] <= ci["mean"] <= ci["high"], f"{m['name']}: {key} not ordered")
+    check_certificate(report["certificate"], "certificate")
+    pool = report["pool"]
+    require(len(report["seeds"]) >= 1, "no seeds")
+    for s in report["seeds"]:
+        where = f"seed {s['seed']}"
+        c = s["certificate"]
+        check_certificate(c, where)
+        require(c["pool_size"] == pool["episodes"], f"{where}: pool size")
+        require((s["gate"]["outcome"] == "certified") == c["certified"], f"{where}: gate outcome")
+        by_name = {m["name"]: m for m in s["methods"]}
+        safe = pool["episodes"] - pool["unsafe"]
+        require(by_name["BC-All"]["selection_size"] == pool["episodes"], f"{where}: BC-All size")
+        require(by_name["BC-Safe"]["selection_size"] == safe, f"{where}: BC-Safe size")
+        require(by_name["BC-Safe"]["selection_unsafe_fraction"] == 0, f"{where}: BC-Safe unsafe")
+        require(by_name["Random"]["selection_size"] == safe, f"{where}: Random size")
+        require(by_name["Return"]["selection_size"] == safe, f"{where}: Return size")
+        require(by_name["Calibrated-ungated"]["selection_size"] == c["selection_size"],
+                f"{where}: Calibrated-ungated size")
+        require(by_name["Calibrated"]["selection_size"] == s["gate"]["selection_size"],
+                f"{where}: Calibrated size")
+        require(s["oracle"]["purity_margin"] <= c["alpha"], f"{where}: purity margin above alpha")
+        for m in s["methods"]:
+            if m["selection_size"] == 0:
+                continue
+            e = m["evaluation"]
+            require(e["cost_upper"] >= e["mean_cost"], f"{where}: {m['name']} cost bound")
+            require(e["over_budget_probability_upper"] >= e["over_budget"] / e["episodes"],
+                    f"{where}: {m['name']} over-budget bound")
+    return ["report.md", "score_vs_cost.svg", "certification_rate.svg", "methods.svg"]
+
+
+def check_corridor(report):
+    require(report["task"] == "corridor", "task")
+    require(report["budget"] == 0, "corridor budget")
+    names = [m["name"] for m in report["methods"]]
+    require(len(names) == 4, f"corridor methods {names}")
+    for m in report["methods"]:
+        require(m["within_budget"] == (m["cost"] <= 0), f"{m['name']}: within_budget")
+    for row in report["rows"]:
+        require(row["low"] <= row["simulated"] <= row["high"], f"row {row}: interval")
+        require(0 <= row["closed_form"] <= 1, f"row {row}: closed form")
+    return ["report.md", "corridor.svg"]
+
+
+def main():
+    folder, task = Path(sys.argv[1]), sys.argv[2]
+    report = json.loads((folder / "report.json").read_text())
+    files = check_corridor(report) if task == "corridor" else check_pipeline(report, task)
+    for name in files:
+        path = folder / name
+        require(path.is_file(), f"{name} missing")
+        if name.endswith(".svg"):
+            root = ET.parse(path).getroot()
+            require(root.tag.endswith("svg"), f"{name}: root is {root.tag}")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

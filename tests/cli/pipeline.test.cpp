@@ -1,0 +1,74 @@
+// ltt pipeline end to end on small settings: exit code, the report folder checked by an
+// independent reader (check_pipeline_report.py: json, scipy's hypergeometric cdf, xml.etree),
+// and bad input that exits 2 with one line and writes nothing.
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "run_program.hpp"
+
+using namespace ltt_cli_test;
+
+namespace {
+
+std::string checker() {
+  return std::string(LTT_PYTHON3) + " " + LTT_CLI_TEST_SCRIPTS + "/check_pipeline_report.py ";
+}
+
+}  // namespace
+
+TEST_CASE("ltt pipeline --preset tiny on every task: a report an independent reader accepts") {
+  for (const std::string task : {"point-goal", "car-run", "point-goal-reckless"}) {
+    CAPTURE(task);
+    const auto out = scratch_dir() / ("pipeline-" + task);
+    const Result r = run_ltt("pipeline --task " + task + " --preset tiny --seeds 2 --out " +
+                             out.string());
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(r.out.find("| BC-All |") != std::string::npos);
+    CHECK(r.err.find("value ensemble") != std::string::npos);  // progress on stderr
+    const Result check = shell(checker() + out.string() + " " + task);
+    CHECK_MESSAGE(check.code == 0, check.out << check.err);
+    // --json: exactly one object, the file's bytes
+    const Result j = run_ltt("pipeline --task " + task + " --preset tiny --json --out " +
+                             out.string());
+    REQUIRE(j.code == 0);
+    CHECK(json_object(j.out).count("methods") == 1);
+    CHECK(j.out == slurp(out / "report.json"));
+  }
+}
+
+TEST_CASE("ltt pipeline --task corridor: the corridor study's report") {
+  const auto out = scratch_dir() / "pipeline-corridor";
+  const Result r =
+      run_ltt("pipeline --task corridor --episodes 200 --eval-episodes 500 --out " + out.string());
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const Result check = shell(checker() + out.string() + " corridor");
+  CHECK_MESSAGE(check.code == 0, check.out << check.err);
+}
+
+TEST_CASE("ltt pipeline: bad input exits 2 with one line and writes nothing") {
+  const auto out = scratch_dir() / "pipeline-bad";
+  const auto bad = [&](const std::string& args, const std::string& named) {
+    CAPTURE(args);
+    const Result r = run_ltt("pipeline " + args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(lines(r.err) == 1);
+    CHECK_MESSAGE(r.err.find(named) != std::string::npos, r.err);
+    CHECK_FALSE(std::filesystem::exists(out / "report.json"));
+  };
+  bad("--task point-goal", "--out");
+  bad("--task pointgoal --out " + out.string(), "'task'");
+  bad("--task point-goal --preset fast --out " + out.string(), "'preset'");
+  bad("--task point-goal --preset tiny --backend cuda --out " + out.string(), "'backend'");
+  bad("--task point-goal --preset tiny --eval-episodes 1 --out " + out.string(), "--eval-episodes");
+  bad("--task point-goal --preset tiny --seeds 0 --out " + out.string(), "--seeds");
+  bad("--task point-goal --preset tiny --dataset /nonexistent.hdf5 --out " + out.string(),
+      "nonexistent");
+  const auto file = scratch_dir() / "a-file";
+  { std::ofstream(file) << "x"; }
+  bad("--task point-goal --preset tiny --out " + file.string(), "--out");
+  bad("--task point-goal --preset tiny --out /nonexistent/dir/x", "--out");
+}

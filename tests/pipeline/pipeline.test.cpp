@@ -1,0 +1,241 @@
+// The pipeline end to end on small settings of every built-in task (docs/pipeline.md): the
+// DSRL round trip of the pool, the selections each method clones, the certificate's
+// consistency with the exact p-values, determinism, and independence of the thread count.
+
+#include <pipeline/pipeline.hpp>
+
+#include <doctest/doctest.h>
+
+#include <ltt/certification_rate.hpp>
+#include <ltt/pvalue.hpp>
+#include <tasks/episode_log.hpp>
+
+#include "../support/throws.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+namespace pl = ltt::pipeline;
+namespace cur = ltt::curation;
+
+namespace {
+
+pl::PipelineOptions tiny(const std::string& task) {
+  pl::PipelineOptions o = pl::preset_options("tiny", task);
+  o.scratch = std::filesystem::path(LTT_PIPELINE_SCRATCH) / task;
+  return o;
+}
+
+bool subset(std::vector<std::int64_t> a, std::vector<std::int64_t> b) {
+  return std::includes(b.begin(), b.end(), a.begin(), a.end());
+}
+
+void check_certificate(const pl::SeedResult& s, const pl::BehaviorPool& pool, double alpha,
+                       double delta) {
+  const cur::Certificate& c = s.calibrated.certificate;
+  REQUIRE_FALSE(c.steps.empty());
+  // every step's p-value is the exact hypergeometric one, and the walk stops at the first
+  // step that does not reject
+  for (std::size_t j = 0; j < c.steps.size(); ++j) {
+    const cur::CertificateStep& st = c.steps[j];
+    CHECK(st.p == ltt::composition_pvalue(st.k, st.m, st.N, alpha));
+    CHECK(st.rejected == (st.p <= delta));
+    if (j + 1 < c.steps.size()) CHECK(st.rejected);
+    // m_j and k_j are the calibration sample's counts in S(lambda_j)
+    std::int64_t m = 0, k = 0;
+    for (std::size_t i = 0; i < s.calibration.index.size(); ++i)
+      if (s.scores[static_cast<std::size_t>(s.calibration.index[i])] >= st.lambda) {
+        ++m;
+        k += s.calibration.unsafe[i];
+      }
+    CHECK(st.m == m);
+    CHECK(st.k == k);
+  }
+  CHECK(c.certified != c.fallback);
+  CHECK(c.certified == c.steps.front().rejected);
+  CHECK(c.fallback_record.has_value() == !c.certified);
+  CHECK(c.selection_size == static_cast<std::int64_t>(s.calibrated.selected.size()));
+  if (!c.certified) CHECK(c.selection_size >= std::min<std::int64_t>(50, pool.episodes()));
+  // the gate runs only under the certificate
+  CHECK((s.gated.outcome == cur::GateOutcome::certified) == c.certified);
+  CHECK(subset(s.gated.selected, s.calibrated.selected));
+  // the oracle view agrees with the labels
+  CHECK(s.purity_margin <= alpha);
+  CHECK(s.first_step_rate >= 0);
+  CHECK(s.first_step_rate <= 1);
+  CHECK(s.first_step_rate == doctest::Approx(s.rate_curve[static_cast<std::size_t>(
+                                 std::min<std::int64_t>(c.calibration_size,
+                                                        static_cast<std::int64_t>(s.rate_curve.size()) - 1))]));
+}
+
+}  // namespace
+
+TEST_CASE("load_behavior_pool: the DSRL round trip gives back the generated episodes") {
+  for (const pl::Task& t : pl::builtin_tasks()) {
+    CAPTURE(t.name);
+    pl::PipelineOptions o = tiny(t.name);
+    o.episodes = 20;
+    const ltt::tasks::TaskPool generated = t.generate(o.episodes, o.pool_seed);
+    const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+    REQUIRE(pool.episodes() == 20);
+    CHECK_FALSE(std::filesystem::exists(pool.source));  // the scratch copy is removed
+    for (std::size_t i = 0; i < generated.episodes.size(); ++i) {
+      const auto& e = generated.episodes[i];
+      CHECK(pool.offsets[i + 1] - pool.offsets[i] == e.length);
+      CHECK(pool.episodic_return[i] == doctest::Approx(e.episodic_return).epsilon(1e-12));
+      CHECK(pool.episodic_cost[i] == e.episodic_cost);
+      CHECK(pool.unsafe[i] == (e.episodic_cost > t.budget ? 1 : 0));
+    }
+    CHECK(pool.observations.size() ==
+          static_cast<std::size_t>(pool.transitions * t.observation_dim));
+    // and a kept pool is read again as a user's dataset
+    o.keep_pool = true;
+    const pl::BehaviorPool kept = pl::load_behavior_pool(t, o);
+    CHECK(std::filesystem::exists(kept.source));
+    pl::PipelineOptions from_file = o;
+    from_file.dataset = kept.source;
+    const pl::BehaviorPool again = pl::load_behavior_pool(t, from_file);
+    CHECK(again.observations == kept.observations);
+    CHECK(again.episodic_cost == kept.episodic_cost);
+    std::filesystem::remove_all(kept.source);
+  }
+}
+
+TEST_CASE("load_behavior_pool: a dataset of another task is refused, naming the dataset") {
+  pl::PipelineOptions o = tiny("car-run");
+  o.episodes = 3;
+  o.keep_pool = true;
+  const pl::BehaviorPool car = pl::load_behavior_pool(pl::task_named("car-run"), o);
+  pl::PipelineOptions other = tiny("point-goal");
+  other.dataset = car.source;
+  ltt_test::check_throws_naming(
+      [&] { (void)pl::load_behavior_pool(pl::task_named("point-goal"), other); }, "dataset");
+  std::filesystem::remove_all(car.source);
+}
+
+TEST_CASE("preset_options: the presets, and an error naming 'preset'") {
+  const pl::PipelineOptions paper = pl::preset_options("paper", "point-goal");
+  // appendix "Hyperparameters"
+  CHECK(paper.value.members == 3);
+  CHECK(paper.value.hidden == std::vector<std::int64_t>{256, 256});
+  CHECK(paper.value.epochs == 300);
+  CHECK(paper.value.batch_pairs == 512);
+  CHECK(paper.policy.epochs == 100);
+  CHECK(paper.policy.batch == 512);
+  CHECK(paper.pairs.pairs == 1000);
+  CHECK(paper.pairs.segment_length == 30);
+  CHECK(paper.calibration_size == 200);
+  CHECK(paper.calibration.alpha == 0.25);
+  CHECK(paper.calibration.delta == 0.1);
+  CHECK(paper.calibration.minimum_selection == 50);
+  CHECK(paper.reward_fraction == 0.5);
+  CHECK(paper.eval_episodes == 100);
+  CHECK(paper.seeds.size() == 5);
+  const pl::PipelineOptions demo = pl::preset_options("demo", "point-goal");
+  CHECK(demo.calibration_size == 200);
+  CHECK(demo.pairs.pairs == 1000);
+  CHECK(demo.eval_episodes == 100);
+  ltt_test::check_throws_naming([] { (void)pl::preset_options("fast", "point-goal"); }, "preset");
+}
+
+TEST_CASE("run_pipeline on small settings of every task: selections and certificate") {
+  for (const pl::Task& t : pl::builtin_tasks()) {
+    CAPTURE(t.name);
+    pl::PipelineOptions o = tiny(t.name);
+    o.seeds = {1, 2};
+    const pl::PipelineResult r = pl::run_pipeline(o);
+    const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+    const auto N = pool.episodes();
+    CHECK(r.pool_episodes == N);
+    CHECK(r.pool_unsafe == pool.unsafe_count);
+    REQUIRE(r.seeds.size() == 2);
+    REQUIRE(r.summary.size() == pl::method_names().size());
+    for (const pl::SeedResult& s : r.seeds) {
+      CAPTURE(s.seed);
+      REQUIRE(s.methods.size() == pl::method_names().size());
+      const auto by_name = [&](std::string_view name) -> const pl::MethodResult& {
+        for (const pl::MethodResult& m : s.methods)
+          if (m.name == name) return m;
+        FAIL("no method " << name);
+        return s.methods.front();
+      };
+      const std::int64_t safe = N - pool.unsafe_count;
+      CHECK(by_name("BC-All").selection_size == N);
+      CHECK(by_name("BC-All").transitions == pool.transitions);
+      CHECK(by_name("BC-All").selection_unsafe_fraction ==
+            doctest::Approx(static_cast<double>(pool.unsafe_count) / static_cast<double>(N)));
+      CHECK(by_name("BC-Safe").selection_size == safe);
+      CHECK(by_name("BC-Safe").selection_unsafe_fraction == 0);
+      CHECK(by_name("Random").selection_size == safe);
+      CHECK(by_name("Return").selection_size == safe);
+      CHECK(by_name("V-filter").selection_size >= s.v_filter.count);
+      CHECK(by_name("Calibrated").selection_size ==
+            static_cast<std::int64_t>(s.gated.selected.size()));
+      CHECK(by_name("Calibrated-ungated").selection_size ==
+            s.calibrated.certificate.selection_size);
+      CHECK(by_name("Calibrated-ungated").same_as_previous ==
+            !s.calibrated.certificate.certified);
+      for (const pl::MethodResult& m : s.methods) {
+        CAPTURE(m.name);
+        if (m.selection_size == 0) continue;
+        CHECK(m.evaluation.costs.size() == static_cast<std::size_t>(o.eval_episodes));
+        CHECK(m.evaluation.cost_upper >= m.evaluation.mean_cost);
+        CHECK(m.evaluation.over_budget_upper >=
+              static_cast<double>(m.evaluation.over_budget) / static_cast<double>(o.eval_episodes));
+      }
+      check_certificate(s, pool, o.calibration.alpha, o.calibration.delta);
+    }
+    for (const pl::MethodSummary& m : r.summary) {
+      if (m.cost.samples == 0) continue;
+      CHECK(m.cost.low <= m.cost.mean);
+      CHECK(m.cost.mean <= m.cost.high);
+      CHECK(m.within_budget == (m.cost.mean <= t.budget));
+    }
+  }
+}
+
+TEST_CASE("run_seed: deterministic for a seed, whatever the thread count") {
+  const pl::Task& t = pl::task_named("car-run");
+  pl::PipelineOptions o = tiny(t.name);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  o.threads = 1;
+  const pl::SeedResult a = pl::run_seed(t, pool, o, 5);
+  o.threads = 2;
+  const pl::SeedResult b = pl::run_seed(t, pool, o, 5);
+  CHECK(a.scores == b.scores);
+  CHECK(a.calibration.index == b.calibration.index);
+  CHECK(a.calibrated.selected == b.calibrated.selected);
+  for (std::size_t m = 0; m < a.methods.size(); ++m) {
+    CAPTURE(a.methods[m].name);
+    CHECK(a.methods[m].evaluation.costs == b.methods[m].evaluation.costs);
+    CHECK(a.methods[m].evaluation.returns == b.methods[m].evaluation.returns);
+  }
+  const pl::SeedResult c = pl::run_seed(t, pool, o, 6);
+  CHECK(c.calibration.index != a.calibration.index);
+}
+
+TEST_SUITE("slow") {
+TEST_CASE("point-goal-reckless refuses: the walk's first null is true on every seed") {
+  // Negative purity margin by construction (task.test.cpp): the first grid selection holds
+  // more than alpha unsafe, so certifying it is a false certification, which the walk makes
+  // with probability at most delta. The closed-form rate says how often exactly.
+  const pl::Task& t = pl::task_named("point-goal-reckless");
+  pl::PipelineOptions o = tiny(t.name);
+  o.episodes = 1000;
+  o.calibration_size = 200;
+  o.seeds = {1, 2, 3};
+  const pl::PipelineResult r = pl::run_pipeline(o);
+  for (const pl::SeedResult& s : r.seeds) {
+    CHECK(s.purity_margin < 0);
+    CHECK(s.first_step_rate <= o.calibration.delta);
+    CHECK(s.gated.outcome == cur::GateOutcome::refused);
+  }
+  // three seeds certify with probability at most 1 - (1 - rate)^3 <= 0.271 in all; the
+  // closed-form rates are far below delta here, so a certification would be a real failure
+  double none = 1;
+  for (const pl::SeedResult& s : r.seeds) none *= 1 - s.first_step_rate;
+  MESSAGE("probability that some seed certifies: " << 1 - none);
+  if (1 - none < 1e-3) CHECK(r.certified_seeds == 0);
+}
+}
