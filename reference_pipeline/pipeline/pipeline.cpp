@@ -1,5 +1,7 @@
 #include "pipeline/pipeline.hpp"
 
+#include "pipeline/report.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -272,7 +274,7 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   }
   lap("calibration");
   say(r.calibrated.certificate.certified
-          ? "certified at quantile " + std::to_string(r.calibrated.certificate.quantile) + ": " +
+          ? "certified at quantile " + fixed(r.calibrated.certificate.quantile, 2) + ": " +
                 std::to_string(r.calibrated.selected.size()) + " trajectories"
           : "refused: uncertified fallback of " + std::to_string(r.calibrated.selected.size()) +
                 " trajectories");
@@ -391,8 +393,8 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
                        static_cast<double>(pool.episodes());
   if (progress)
     progress(std::to_string(pool.episodes()) + " episodes, " + std::to_string(pool.transitions) +
-             " transitions, " + std::to_string(pool.unsafe_count) + " over budget " +
-             std::to_string(out.task.budget));
+             " transitions, " + std::to_string(pool.unsafe_count) + " over the budget " +
+             fixed(out.task.budget, 0));
   for (std::size_t i = 0; i < options.seeds.size(); ++i) {
     const std::string prefix = "seed " + std::to_string(options.seeds[i]) + " (" +
                                std::to_string(i + 1) + "/" +
