@@ -13,6 +13,7 @@
 #include <ltt/bounds.hpp>
 #include <tasks/corridor.hpp>
 
+#include "format.hpp"
 #include "svg_chart.hpp"
 
 namespace ltt::pipeline {
@@ -57,13 +58,6 @@ void check(const CorridorStudyOptions& o) {
 
 std::uint64_t stream(const CorridorStudyOptions& o, std::int64_t horizon, std::uint64_t k) {
   return learning::stream_seed(o.seed, 8 * static_cast<std::uint64_t>(horizon) + k);
-}
-
-std::string fixed(double v, int decimals) {
-  char buffer[64];
-  const auto r =
-      std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::fixed, decimals);
-  return std::string(buffer, r.ptr);
 }
 
 // A probability for the table: 4 decimals, scientific below 1e-4 (p̄^T at T = 300 is 1e-36),

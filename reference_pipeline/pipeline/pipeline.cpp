@@ -1,6 +1,6 @@
 #include "pipeline/pipeline.hpp"
 
-#include "pipeline/report.hpp"
+#include "pipeline/format.hpp"
 
 #include <algorithm>
 #include <atomic>

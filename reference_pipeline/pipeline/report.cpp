@@ -9,13 +9,6 @@
 
 namespace ltt::pipeline {
 
-std::string fixed(double x, int digits) {
-  if (!std::isfinite(x)) return "n/a";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, x);
-  return b;
-}
-
 namespace {
 
 std::string with_ci(const Interval& i, int digits = 2) {
@@ -73,9 +66,23 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
                       cal->cost.samples > 0 && cal->cost.mean <= b,
                       "mean cost " + cost(cal) + " against budget " + fixed(b, 0)});
   if (safe && cal)
-    claims.push_back({"the calibrated clone matches BC-Safe (full labels) on safety",
+    claims.push_back({"the calibrated clone is within budget exactly when BC-Safe (full labels) is",
                       cal->within_budget == safe->within_budget,
                       "BC-Safe " + cost(safe) + ", Calibrated " + cost(cal)});
+  // The gate's premise (section 4.4): on a certified, hence clean, selection the top half by
+  // return stays clean. Checked on the oracle composition of each certified seed's sub-selection.
+  if (r.certified_seeds > 0) {
+    double worst = 0;
+    for (const SeedResult& s : r.seeds)
+      if (s.calibrated.certificate.certified)
+        for (const MethodResult& m : s.methods)
+          if (m.name == "Calibrated") worst = std::max(worst, m.selection_unsafe_fraction);
+    claims.push_back({"the gated top-half-by-return sub-selection of a certified selection stays "
+                      "at most alpha unsafe",
+                      worst <= r.options.calibration.alpha,
+                      "worst realized unsafe fraction " + fixed(worst, 3) + " (oracle) against alpha " +
+                          fixed(r.options.calibration.alpha, 2)});
+  }
   std::int64_t negative = 0;
   for (const SeedResult& s : r.seeds) negative += s.purity_margin < 0;
   const auto S = static_cast<std::int64_t>(r.seeds.size());

@@ -11,13 +11,12 @@
 //   methods.svg             reward and cost per method, with the budget line
 #include <string>
 
+#include "pipeline/format.hpp"
 #include "pipeline/pipeline.hpp"
 
 namespace ltt::pipeline {
 
 std::string report_markdown(const PipelineResult& result);
-// x with `digits` decimals ("n/a" when not finite): the reports' number format.
-std::string fixed(double x, int digits = 3);
 // The methods table alone (what `ltt pipeline` prints).
 std::string summary_table(const PipelineResult& result);
 std::string score_cost_svg(const PipelineResult& result);         // the first seed

@@ -19,12 +19,17 @@
 
 #include <doctest/doctest.h>
 
+#include "test_text.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+using ltt_pipeline_test::count;
+using ltt_pipeline_test::error_of;
 
 namespace {
 
@@ -136,22 +141,6 @@ pl::CorridorStudyOptions small_options() {
   o.episodes = 3000;
   o.seed = 3;
   return o;
-}
-
-std::size_t count(const std::string& text, std::string_view what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument)";
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include "test_text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -20,6 +22,9 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+using ltt_pipeline_test::count;
+using ltt_pipeline_test::error_of;
 
 namespace {
 
@@ -163,22 +168,6 @@ std::vector<double> text_attribute(const std::string& svg, std::string_view css_
     out.push_back(std::stod(svg.substr(a + name.size() + 3)));
   }
   return out;
-}
-
-std::size_t count(const std::string& text, std::string_view what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument)";
 }
 
 pl::Series series(std::string label, std::vector<double> x, std::vector<double> y,
