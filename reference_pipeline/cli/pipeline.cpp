@@ -72,20 +72,26 @@ constexpr Command pipeline_command{
     "\"corridor\" instead (tabular cloning against the closed forms). Progress goes to stderr.",
     pipeline_flags};
 
-// Fails before any work on an --out that cannot be a directory we write into.
+// Fails before any work on an --out that cannot be a directory we write into: a file in its
+// place, or an existing ancestor that is not a writable directory. Creates the directory (and
+// missing parents, like mkdir -p); the report's files come only at the end.
 std::filesystem::path prepare_out(const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path out(text);
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw BadInput(cat("--out: ", in_quotes(text), " exists and is not a directory"));
-  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  if (!fs::exists(out, ec) && !fs::is_directory(parent, ec))
-    throw BadInput(cat("--out: no directory ", in_quotes(parent.string()), " to create ",
-                       in_quotes(text), " in"));
-  const fs::path probe = fs::exists(out, ec) ? out : parent;
+  fs::path probe = fs::absolute(out, ec);
+  while (!fs::exists(probe, ec) && probe.has_parent_path() && probe.parent_path() != probe)
+    probe = probe.parent_path();
+  if (!fs::is_directory(probe, ec))
+    throw BadInput(cat("--out: cannot create ", in_quotes(text), ": ", in_quotes(probe.string()),
+                       " is not a directory"));
   if (::access(probe.c_str(), W_OK | X_OK) != 0)
     throw BadInput(cat("--out: cannot write ", in_quotes(text), ": ", std::strerror(errno)));
+  // Created now (empty), so a directory that cannot exist fails here rather than after the run.
+  fs::create_directories(out, ec);
+  if (ec) throw BadInput(cat("--out: cannot create ", in_quotes(text), ": ", ec.message()));
   return out;
 }
 
@@ -387,7 +393,6 @@ int run_pipeline(const Invocation& call) {
   o.keep_pool = args->flag("keep-pool");
   o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
                                       ("ltt-pipeline-" + std::to_string(::getpid()));
-  if (o.keep_pool) std::filesystem::create_directories(out);
 
   const pl::PipelineResult result = pl::run_pipeline(
       o, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
