@@ -406,7 +406,7 @@ int run_pipeline(const Invocation& call) {
   if (args->flag("json"))
     call.out << json;
   else
-    call.out << pl::summary_table(result) << "\nwritten: " << (out / "report.md").string()
+    call.out << pl::run_summary(result) << "\nwritten: " << (out / "report.md").string()
              << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg\n";
   return 0;
 }

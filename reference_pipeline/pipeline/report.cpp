@@ -86,18 +86,18 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
   std::int64_t negative = 0;
   for (const SeedResult& s : r.seeds) negative += s.purity_margin < 0;
   const auto S = static_cast<std::int64_t>(r.seeds.size());
+  double rate = 0;
+  for (const SeedResult& s : r.seeds) rate += s.first_step_rate / static_cast<double>(S);
+  const std::string evidence = "certified on " + std::to_string(r.certified_seeds) + " of " +
+                               std::to_string(S) + (S == 1 ? " seed" : " seeds") +
+                               (S == 1 ? "; " : "; mean ") + "closed-form certification rate at n = " +
+                               std::to_string(r.options.calibration_size) + ": " + fixed(rate, 3);
   if (negative == S)
-    claims.push_back({"negative purity margin: the procedure refuses",
-                      r.certified_seeds == 0,
-                      "certified on " + std::to_string(r.certified_seeds) + " of " +
-                          std::to_string(S) + " seeds; each refusal returns the Clopper-Pearson "
-                          "fallback flagged uncertified"});
+    claims.push_back({"negative purity margin: the procedure refuses", r.certified_seeds == 0,
+                      evidence + "; a refusal returns the Clopper-Pearson fallback, flagged"});
   else if (negative == 0)
-    claims.push_back({"positive purity margin: the procedure certifies",
-                      r.certified_seeds > 0,
-                      "certified on " + std::to_string(r.certified_seeds) + " of " +
-                          std::to_string(S) + " seeds (a rate below 1 is expected: see the "
-                          "closed-form rate)"});
+    claims.push_back({"positive purity margin: the procedure certifies", r.certified_seeds > 0,
+                      evidence});
   return claims;
 }
 
@@ -111,6 +111,34 @@ std::string summary_table(const PipelineResult& r) {
        << " | " << (m.cost.samples == 0 ? "n/a" : m.within_budget ? "**yes**" : "no") << " |\n";
   }
   return md.str();
+}
+
+// "certified at quantile 0.45: 551 of 1000 trajectories (p = 0.0201 at m = 115, k = 20)".
+std::string certificate_line(const SeedResult& s) {
+  const curation::Certificate& c = s.calibrated.certificate;
+  if (!c.certified)
+    return "refused: no threshold certified (p = " + fixed(c.steps.front().p, 4) +
+           " > delta at the first step); uncertified fallback of " +
+           std::to_string(c.selection_size) + " trajectories";
+  const curation::CertificateStep& st = c.steps[static_cast<std::size_t>(*c.certified_step)];
+  return "certified at quantile " + fixed(c.quantile, 2) + ": " + std::to_string(c.selection_size) +
+         " of " + std::to_string(c.pool_size) + " trajectories (p = " + fixed(st.p, 4) +
+         " at m = " + std::to_string(st.m) + ", k = " + std::to_string(st.k) +
+         "); gated top half by return: " + std::to_string(s.gated.selected.size());
+}
+
+std::string run_summary(const PipelineResult& r) {
+  std::ostringstream out;
+  out << r.task.name << ": " << r.pool_episodes << " episodes, " << r.pool_unsafe
+      << " over the budget " << fixed(r.task.budget, 0) << "; alpha = "
+      << fixed(r.options.calibration.alpha, 2) << ", delta = " << fixed(r.options.calibration.delta, 2)
+      << ", n = " << r.options.calibration_size << "\n\n"
+      << summary_table(r) << "\n";
+  for (const SeedResult& s : r.seeds) out << "seed " << s.seed << ": " << certificate_line(s) << "\n";
+  out << "\n";
+  for (const Claim& c : check_claims(r))
+    out << (c.held ? "holds: " : "does not hold: ") << c.statement << " (" << c.evidence << ")\n";
+  return out.str();
 }
 
 std::string report_markdown(const PipelineResult& r) {

@@ -17,8 +17,10 @@
 namespace ltt::pipeline {
 
 std::string report_markdown(const PipelineResult& result);
-// The methods table alone (what `ltt pipeline` prints).
+// The methods table alone.
 std::string summary_table(const PipelineResult& result);
+// What `ltt pipeline` prints: the table, one line per seed on its certificate, and the claims.
+std::string run_summary(const PipelineResult& result);
 std::string score_cost_svg(const PipelineResult& result);         // the first seed
 std::string certification_rate_svg(const PipelineResult& result); // the first seed
 std::string methods_svg(const PipelineResult& result);
