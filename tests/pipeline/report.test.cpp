@@ -1,0 +1,84 @@
+// Tests for reference_pipeline/pipeline/report.hpp: the claims follow the numbers they cite,
+// and the report and figures carry every method and seed.
+
+#include <pipeline/report.hpp>
+
+#include <doctest/doctest.h>
+
+#include "test_text.hpp"
+
+#include <filesystem>
+#include <string>
+
+namespace pl = ltt::pipeline;
+using ltt_pipeline_test::count;
+
+namespace {
+
+pl::MethodSummary summary(std::string name, double cost) {
+  pl::MethodSummary m;
+  m.name = std::move(name);
+  m.cost = {cost, cost, cost, 1};
+  m.reward = {1, 1, 1, 1};
+  m.within_budget = cost <= 5;
+  return m;
+}
+
+const pl::Claim* claim(const std::vector<pl::Claim>& claims, std::string_view starts) {
+  for (const pl::Claim& c : claims)
+    if (c.statement.starts_with(starts)) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("check_claims: each claim is decided by the numbers it cites") {
+  pl::PipelineResult r;
+  r.task = pl::task_named("point-goal");
+  r.summary = {summary("BC-All", 12), summary("BC-Safe", 4), summary("Calibrated", 6)};
+  r.seeds.resize(2);
+  for (pl::SeedResult& s : r.seeds) s.purity_margin = -0.1;
+  std::vector<pl::Claim> claims = pl::check_claims(r);
+  REQUIRE(claim(claims, "BC-All exceeds") != nullptr);
+  CHECK(claim(claims, "BC-All exceeds")->held);
+  CHECK_FALSE(claim(claims, "the calibrated clone is within the budget")->held);
+  CHECK_FALSE(claim(claims, "the calibrated clone is within budget exactly")->held);
+  CHECK(claim(claims, "negative purity margin")->held);  // no seed certified
+  CHECK(claim(claims, "the gated") == nullptr);         // no certified seed to check it on
+  r.certified_seeds = 1;
+  claims = pl::check_claims(r);
+  CHECK_FALSE(claim(claims, "negative purity margin")->held);
+  r.summary = {summary("BC-All", 5), summary("BC-Safe", 4), summary("Calibrated", 5)};
+  for (pl::SeedResult& s : r.seeds) s.purity_margin = 0.1;
+  claims = pl::check_claims(r);
+  CHECK_FALSE(claim(claims, "BC-All exceeds")->held);  // at the budget is within it
+  CHECK(claim(claims, "the calibrated clone is within the budget")->held);
+  CHECK(claim(claims, "positive purity margin")->held);
+}
+
+TEST_CASE("report_markdown and the figures: every method and seed, well-formed SVG") {
+  pl::PipelineOptions o = pl::preset_options("tiny", "car-run");
+  o.scratch = std::filesystem::path(LTT_PIPELINE_SCRATCH) / "report";
+  o.seeds = {1, 2};
+  const pl::PipelineResult r = pl::run_pipeline(o);
+  const std::string md = pl::report_markdown(r);
+  for (const std::string& name : pl::method_names()) {
+    CAPTURE(name);
+    CHECK(count(md, "| " + name + " |") == 2);  // the methods table and the policy certificates
+  }
+  CHECK(count(md, "### Seed ") == 2);
+  for (const pl::Claim& c : pl::check_claims(r)) CHECK(count(md, c.statement) == 1);
+  const std::string summary = pl::run_summary(r);
+  CHECK(count(summary, "seed 1: ") == 1);
+  CHECK(count(summary, "seed 2: ") == 1);
+  for (const std::string& svg : {pl::score_cost_svg(r), pl::certification_rate_svg(r),
+                                 pl::methods_svg(r)}) {
+    CHECK(count(svg, "<svg") == count(svg, "</svg>"));
+    CHECK(count(svg, "nan") == 0);
+    CHECK(count(svg, "inf") == 0);
+  }
+  // the score figure draws every trajectory once and every calibration label once more
+  const std::string scores = pl::score_cost_svg(r);
+  CHECK(count(scores, "<circle") == static_cast<std::size_t>(r.pool_episodes + o.calibration_size) +
+                                        3);  // + one legend marker per series
+}
