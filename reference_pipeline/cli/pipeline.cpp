@@ -166,10 +166,12 @@ std::string report_json(const pl::PipelineResult& r) {
   json.field("certified_seeds", r.certified_seeds);
   json.key("methods").begin_array();
   for (const pl::MethodSummary& m : r.summary) {
+    // A method whose selection was empty on every seed was never cloned: no numbers.
+    const bool ran = m.cost.samples > 0;
     json.begin_object()
         .field("name", m.name)
-        .field("reward", m.reward.mean)
-        .field("cost", m.cost.mean)
+        .field("reward", ran ? std::optional(m.reward.mean) : std::nullopt)
+        .field("cost", ran ? std::optional(m.cost.mean) : std::nullopt)
         .field("within_budget", m.within_budget);
     write_interval(json, "reward_ci", m.reward);
     write_interval(json, "cost_ci", m.cost);

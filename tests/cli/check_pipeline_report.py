@@ -57,6 +57,9 @@ def check_pipeline(report, task):
     for name in ("BC-All", "BC-Safe", "V-filter", "Calibrated"):
         require(name in names, f"method {name} missing from {names}")
     for m in report["methods"]:
+        if m["cost"] is None:  # never cloned: its selection was empty on every seed
+            require(not m["within_budget"], f"{m['name']}: within budget without a cost")
+            continue
         require(m["within_budget"] == (m["cost"] <= budget), f"{m['name']}: within_budget")
         for key in ("reward_ci", "cost_ci"):
             ci = m[key]
