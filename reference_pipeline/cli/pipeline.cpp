@@ -396,9 +396,17 @@ int run_pipeline(const Invocation& call) {
   o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
                                       ("ltt-pipeline-" + std::to_string(::getpid()));
 
+  // The generated pool's DSRL round trip goes through a private directory, removed however
+  // the run ends.
+  struct RemoveScratch {
+    std::filesystem::path dir;
+    ~RemoveScratch() {
+      std::error_code ignored;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+    }
+  } const cleanup{o.keep_pool ? std::filesystem::path{} : o.scratch};
   const pl::PipelineResult result = pl::run_pipeline(
       o, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
-  if (!o.keep_pool) std::filesystem::remove_all(o.scratch);
   const std::string json = report_json(result);
   write_files(out, {{"report.json", json},
                     {"report.md", pl::report_markdown(result)},
