@@ -368,8 +368,13 @@ std::string reference_labels(const Frame& f, const Axis& x, const Axis& y,
     if (l.label.empty()) continue;
     const std::string fill = cat(" fill=\"", escape(l.color), "\" font-size=\"11\"");
     if (l.axis == ReferenceLine::Axis::x) {
-      if (x.contains(l.value))
-        out += text_element(f.x(x, l.value) + 4, f.top + 12, "start", "line-label", l.label, fill);
+      if (x.contains(l.value)) {
+        // Right of the line, or left of it where the label would run past the plot's edge.
+        const double at = f.x(x, l.value);
+        const bool fits = at + 4 + text_width(l.label, 11) <= f.right;
+        out += text_element(fits ? at + 4 : at - 4, f.top + 12, fits ? "start" : "end",
+                            "line-label", l.label, fill);
+      }
     } else if (y.contains(l.value)) {
       out += text_element(f.right - 4, f.y(y, l.value) - 4, "end", "line-label", l.label, fill);
     }
