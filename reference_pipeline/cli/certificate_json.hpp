@@ -1,9 +1,10 @@
 #pragma once
-// The certificate of a calibrated selection as JSON fields (docs/cli.md, "ltt certify --json"):
+// The certificate of a calibrated selection, and a resampled rate, as JSON fields (docs/cli.md, "ltt certify --json"):
 // written by ltt certify and, per seed, by ltt pipeline's report.json, so both name every field
 // the same way.
 
 #include <curation/calibrated_selection.hpp>
+#include <curation/validation.hpp>
 
 #include "json_writer.hpp"
 
@@ -59,6 +60,20 @@ inline void write_certificate_fields(JsonWriter& json, const curation::Certifica
   json.field("threshold_set_size", c.threshold_set_size)
       .field("drop_unsafe_calibration", c.drop_unsafe_calibration)
       .field("dropped", c.dropped);
+}
+
+// A resampled rate (validation harness) as "name": {count, trials, rate, lower, upper}: written
+// by ltt validate and by ltt pipeline's guarantee check.
+inline void write_proportion(JsonWriter& json, std::string_view name,
+                             const curation::ProportionEstimate& p) {
+  json.key(name)
+      .begin_object()
+      .field("count", p.count)
+      .field("trials", p.trials)
+      .field("rate", p.rate)
+      .field("lower", p.lower)
+      .field("upper", p.upper)
+      .end_object();
 }
 
 }  // namespace ltt::cli

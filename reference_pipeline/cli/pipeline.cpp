@@ -56,6 +56,7 @@ constexpr Flag pipeline_flags[] = {
     {"alpha", FlagKind::open_unit, "target unsafe fraction of the selection", "0.25"},
     {"delta", FlagKind::open_unit, "risk level of the certificate and the policy bounds", "0.1"},
     {"eval-episodes", FlagKind::count, "evaluation episodes per policy (corridor: rollouts)"},
+    {"validation-draws", FlagKind::count, "fresh calibration draws of the guarantee check (default 2000)"},
     {"threads", FlagKind::count, "policies trained at once and ensemble members", "2"},
     {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
     {"keep-pool", FlagKind::boolean, "keep the generated pool (DSRL layout) in --out"},
@@ -206,6 +207,10 @@ std::string report_json(const pl::PipelineResult& r) {
         .field("first_step_rate", s.first_step_rate)
         .field("realized_unsafe_fraction", s.realized_unsafe_fraction)
         .field("score_cost_spearman", s.score_cost_spearman);
+    json.key("resampled").begin_object().field("draws", s.resampled_certification.trials);
+    write_proportion(json, "certification", s.resampled_certification);
+    write_proportion(json, "false_certification", s.resampled_false_certification);
+    json.end_object();
     json.key("grid").begin_array();
     for (const pl::GridOracle& g : s.grid)
       json.begin_object()
@@ -388,6 +393,7 @@ int run_pipeline(const Invocation& call) {
     o.eval_episodes = *v;
   }
   if (const auto v = positive("threads")) o.threads = *v;
+  if (const auto v = positive("validation-draws")) o.validation_draws = *v;
   o.calibration.alpha = args->real("alpha");
   o.calibration.delta = args->real("delta");
   o.certificate_delta = o.calibration.delta;

@@ -23,6 +23,7 @@
 #include <curation/validation.hpp>
 #include <ltt/fixed_sequence.hpp>
 
+#include "certificate_json.hpp"
 #include "curation_flags.hpp"
 #include "format.hpp"
 #include "json_writer.hpp"
@@ -137,17 +138,6 @@ ltt::curation::GuaranteeValidation run_with_progress(const Invocation& call,
   return result.get();
 }
 
-void write_json(JsonWriter& json, std::string_view name, const ltt::curation::ProportionEstimate& p) {
-  json.key(name)
-      .begin_object()
-      .field("count", p.count)
-      .field("trials", p.trials)
-      .field("rate", p.rate)
-      .field("lower", p.lower)
-      .field("upper", p.upper)
-      .end_object();
-}
-
 std::string show_rate(const std::optional<double>& x) { return x ? brief(*x) : "undefined"; }
 
 // "0.0455 | 91 / 2000 | [0.0368, 0.0556]"
@@ -207,9 +197,9 @@ int run_validate(const Invocation& call) {
     json.key("grid").begin_array();
     for (const double q : options.quantiles) json.value(q);
     json.end_array();
-    write_json(json, "certification", v.certification);
-    write_json(json, "false_certification", v.false_certification);
-    write_json(json, "conditional_violation", v.conditional_violation);
+    write_proportion(json, "certification", v.certification);
+    write_proportion(json, "false_certification", v.false_certification);
+    write_proportion(json, "conditional_violation", v.conditional_violation);
     json.field("false_certification_above_delta", above_delta)
         .field("closed_form_rate", v.closed_form_rate)
         .field("purity_margin", v.purity_margin);

@@ -28,6 +28,7 @@ enum Stream : std::uint64_t {
   calibration_stream = 3,
   random_selection_stream = 4,
   evaluation_stream = 5,
+  validation_stream = 6,
   policy_stream = 16,  // + method index
 };
 
@@ -50,6 +51,7 @@ void check_options(const PipelineOptions& o) {
           "must lie in (0, 1)");
   require(o.threads >= 1, "threads", "must be >= 1");
   require(o.rate_curve_max >= 1, "rate_curve_max", "must be >= 1");
+  require(o.validation_draws >= 1, "validation_draws", "must be >= 1");
   require(o.backend != nullptr, "backend", "must be set");
 }
 
@@ -134,6 +136,7 @@ PipelineOptions preset_options(std::string_view preset, std::string_view task) {
     o.calibration_size = 100;
     o.eval_episodes = 10;
     o.rate_curve_max = 300;
+    o.validation_draws = 200;
   } else {
     throw std::invalid_argument("preset_options: 'preset' = \"" + std::string(preset) +
                                 "\" is not a preset (demo, paper, tiny)");
@@ -271,6 +274,18 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
     r.first_step_rate = ltt::certification_rate(N, first.N, first.unsafe, n, alpha, delta);
     r.rate_curve = ltt::certification_rate_curve(N, first.N, first.unsafe, alpha, delta,
                                                  std::min(options.rate_curve_max, N));
+    curation::ValidationOptions check;
+    check.alpha = alpha;
+    check.delta = delta;
+    check.calibration_size = n;
+    check.draws = options.validation_draws;
+    check.seed = learning::stream_seed(seed, validation_stream);
+    check.quantiles = options.calibration.quantiles;
+    check.certificate_triple = false;
+    check.threads = options.threads;
+    const curation::GuaranteeValidation v = curation::validate_guarantee(r.scores, pool.unsafe, check);
+    r.resampled_certification = v.certification;
+    r.resampled_false_certification = v.false_certification;
   }
   lap("calibration");
   say(r.calibrated.certificate.certified

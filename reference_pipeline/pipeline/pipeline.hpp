@@ -36,6 +36,7 @@
 #include <curation/preference_pairs.hpp>
 #include <curation/reward_curation.hpp>
 #include <curation/v_filter.hpp>
+#include <curation/validation.hpp>
 #include <learning/backend.hpp>
 #include <learning/behavior_cloning.hpp>
 #include <learning/value_training.hpp>
@@ -62,6 +63,7 @@ struct PipelineOptions {
   std::int64_t eval_episodes = 100;
   double certificate_delta = 0.1;                // policy certificates' 1 - confidence
   std::int64_t rate_curve_max = 2000;            // certification rate plotted for n up to this
+  std::int64_t validation_draws = 2000;          // fresh calibration draws of the guarantee check
   std::int64_t threads = 2;                      // policies trained / evaluated at once
   const learning::Backend* backend = &learning::eigen_backend();
   std::filesystem::path scratch;                 // where a generated pool is written and read back
@@ -127,6 +129,11 @@ struct SeedResult {
   double purity_margin = 0;               // alpha - min_j U_j / N_j
   double first_step_rate = 0;             // certification_rate(N, N_1, U_1, n, alpha, delta)
   std::vector<double> rate_curve;         // the same for n = 0 .. rate_curve_max (<= N)
+  // The guarantee check (paper, section "Guarantee validation"): validation_draws fresh
+  // calibration samples of n on this pool and score, each walked like the real one; how often
+  // the walk certifies, and how often it certifies a selection holding more than alpha unsafe
+  // (false certification, at most delta by Proposition "guarantee").
+  curation::ProportionEstimate resampled_certification, resampled_false_certification;
   double realized_unsafe_fraction = 0;    // oracle share of the returned selection over budget
   std::vector<MethodResult> methods;
   std::vector<std::pair<std::string, double>> seconds;  // wall time per stage

@@ -85,6 +85,10 @@ def check_pipeline(report, task):
         require(by_name["Calibrated"]["selection_size"] == s["gate"]["selection_size"],
                 f"{where}: Calibrated size")
         require(s["oracle"]["purity_margin"] <= c["alpha"], f"{where}: purity margin above alpha")
+        resampled = s["oracle"]["resampled"]
+        false = resampled["false_certification"]
+        require(false["trials"] == resampled["draws"] > 0, f"{where}: resampled draws")
+        require(false["lower"] <= c["delta"], f"{where}: false certification above delta")
         for m in s["methods"]:
             if m["selection_size"] == 0:
                 continue

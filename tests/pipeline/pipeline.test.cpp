@@ -60,6 +60,10 @@ void check_certificate(const pl::SeedResult& s, const pl::BehaviorPool& pool, do
   // the gate runs only under the certificate
   CHECK((s.gated.outcome == cur::GateOutcome::certified) == c.certified);
   CHECK(subset(s.gated.selected, s.calibrated.selected));
+  // the guarantee check: resampled false certification consistent with at most delta
+  CHECK(s.resampled_false_certification.trials > 0);
+  CHECK(s.resampled_false_certification.lower <= delta);
+  CHECK(s.resampled_false_certification.count <= s.resampled_certification.count);
   // the oracle view agrees with the labels
   CHECK(s.purity_margin <= alpha);
   CHECK(s.first_step_rate >= 0);
