@@ -381,6 +381,7 @@ int run_pipeline(const Invocation& call) {
                          std::to_string(t.observation_dim), " and ",
                          std::to_string(t.action_dim)));
     o.dataset = file;
+    o.episodes = layout.size();
   }
   if (const auto v = positive("pairs")) o.pairs.pairs = *v;
   if (const auto v = positive("segment")) o.pairs.segment_length = *v;
@@ -392,6 +393,10 @@ int run_pipeline(const Invocation& call) {
     if (*v < 2) throw BadInput("--eval-episodes: 1 must be at least 2 (the policy bounds need two)");
     o.eval_episodes = *v;
   }
+  if (o.calibration_size > o.episodes)
+    throw BadInput(cat("--n: ", std::to_string(o.calibration_size),
+                       " must not exceed the pool's ", std::to_string(o.episodes),
+                       " episodes (labels are drawn without replacement)"));
   if (const auto v = positive("threads")) o.threads = *v;
   if (const auto v = positive("validation-draws")) o.validation_draws = *v;
   o.calibration.alpha = args->real("alpha");

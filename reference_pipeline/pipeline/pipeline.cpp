@@ -247,7 +247,10 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   lap("value");
 
   // Calibration and selection (sections 4.2-4.4).
-  const std::int64_t n = std::min(options.calibration_size, N);
+  require(options.calibration_size <= N, "calibration_size",
+          "= " + std::to_string(options.calibration_size) + " must not exceed the pool's " +
+              std::to_string(N) + " episodes (labels are drawn without replacement)");
+  const std::int64_t n = options.calibration_size;
   r.calibration = curation::label_calibration(
       curation::draw_calibration(N, n, learning::stream_seed(seed, calibration_stream)),
       pool.unsafe);

@@ -65,6 +65,7 @@ TEST_CASE("ltt pipeline: bad input exits 2 with one line and writes nothing") {
   bad("--task point-goal --preset tiny --backend cuda --out " + out.string(), "'backend'");
   bad("--task point-goal --preset tiny --eval-episodes 1 --out " + out.string(), "--eval-episodes");
   bad("--task point-goal --preset tiny --seeds 0 --out " + out.string(), "--seeds");
+  bad("--task point-goal --preset tiny --episodes 50 --out " + out.string(), "--n");
   bad("--task point-goal --preset tiny --dataset /nonexistent.hdf5 --out " + out.string(),
       "nonexistent");
   const auto file = scratch_dir() / "a-file";
