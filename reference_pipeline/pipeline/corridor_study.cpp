@@ -60,16 +60,6 @@ std::uint64_t stream(const CorridorStudyOptions& o, std::int64_t horizon, std::u
   return learning::stream_seed(o.seed, 8 * static_cast<std::uint64_t>(horizon) + k);
 }
 
-// A probability for the table: 4 decimals, scientific below 1e-4 (p̄^T at T = 300 is 1e-36),
-// exact 0 and 1 as such.
-std::string probability(double p) {
-  if (p == 0 || p == 1) return p == 0 ? "0" : "1";
-  if (p >= 1e-4) return fixed(p, 4);
-  char buffer[64];
-  const auto r = std::to_chars(buffer, buffer + sizeof buffer, p, std::chars_format::scientific, 1);
-  return std::string(buffer, r.ptr);
-}
-
 CorridorRow method_row(const CorridorStudyOptions& o, const tasks::CorridorSpec& spec,
                        const tasks::TaskPool& pool, std::size_t k) {
   const Method& m = methods[k];

@@ -219,7 +219,7 @@ std::string report_markdown(const PipelineResult& r) {
         if (g.quantile == st.quantile) oracle = static_cast<double>(g.unsafe) / static_cast<double>(g.N);
       md << "| " << j + 1 << " | " << fixed(st.quantile, 2) << " | " << fixed(st.lambda, 4) << " | "
          << st.N << " | " << st.m << " | " << st.k << " | " << st.null_boundary << " | "
-         << fixed(st.p, 4) << " | " << (st.rejected ? "yes" : "no") << " | " << fixed(oracle, 3)
+         << probability(st.p) << " | " << (st.rejected ? "yes" : "no") << " | " << fixed(oracle, 3)
          << " |\n";
     }
     md << "\n";
