@@ -47,6 +47,30 @@ PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTraining
   detail::check_hidden(fn, options.hidden);
   const MlpShape shape = policy_shape(data.obs_dim, options.hidden, data.action_dim);
 
+  // The rows the network sees: the observations, or their z-scores (folded back at the end).
+  std::span<const float> observations = data.observations;
+  std::vector<float> normalized;
+  std::vector<double> mean, scale;
+  if (options.normalize_observations) {
+    const auto d = static_cast<std::size_t>(data.obs_dim);
+    mean.assign(d, 0.0);
+    scale.assign(d, 0.0);
+    for (std::size_t i = 0; i < data.observations.size(); ++i) mean[i % d] += data.observations[i];
+    for (double& m : mean) m /= static_cast<double>(rows);
+    for (std::size_t i = 0; i < data.observations.size(); ++i) {
+      const double e = data.observations[i] - mean[i % d];
+      scale[i % d] += e * e;
+    }
+    for (double& v : scale) {
+      const double sd = std::sqrt(v / static_cast<double>(rows));
+      v = sd > 0.0 && std::isfinite(sd) ? sd : 1.0;
+    }
+    normalized.resize(data.observations.size());
+    for (std::size_t i = 0; i < normalized.size(); ++i)
+      normalized[i] = static_cast<float>((data.observations[i] - mean[i % d]) / scale[i % d]);
+    observations = normalized;
+  }
+
   std::mt19937_64 rng(stream_seed(options.seed, 0));
   const auto net = backend.network(initial_weights(shape, rng()), options.adam);
   std::vector<std::int64_t> order(static_cast<std::size_t>(rows));
@@ -67,7 +91,7 @@ PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTraining
       const auto n = static_cast<std::size_t>(std::min(options.batch, rows - first));
       for (std::size_t j = 0; j < n; ++j) {
         const auto r = static_cast<std::size_t>(order[static_cast<std::size_t>(first) + j]);
-        std::memcpy(&inputs[j * obs_dim], &data.observations[r * obs_dim], obs_dim * sizeof(float));
+        std::memcpy(&inputs[j * obs_dim], &observations[r * obs_dim], obs_dim * sizeof(float));
         std::memcpy(&targets[j * action_dim], &data.actions[r * action_dim], action_dim * sizeof(float));
         if (!weights.empty()) weights[j] = data.weights[r];
       }
@@ -83,7 +107,36 @@ PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTraining
                         static_cast<double>(rows) / std::max(seconds.count(), 1e-9));
   }
   result.policy = net->weights();
+  if (options.normalize_observations) fold_input_normalization(result.policy, mean, scale);
   return result;
+}
+
+void fold_input_normalization(MlpWeights& network, std::span<const double> mean,
+                              std::span<const double> scale) {
+  constexpr std::string_view fn = "ltt::learning::fold_input_normalization";
+  check_shape(fn, "network.shape", network.shape);
+  const std::int64_t in = network.shape.input(), out = network.shape.widths[1];
+  if (detail::ssize(mean.size()) != in)
+    invalid(fn, "mean.size()", show(detail::ssize(mean.size())), "must equal the input width " + show(in));
+  if (detail::ssize(scale.size()) != in)
+    invalid(fn, "scale.size()", show(detail::ssize(scale.size())), "must equal the input width " + show(in));
+  for (std::size_t j = 0; j < mean.size(); ++j) {
+    if (!std::isfinite(mean[j])) invalid(fn, "mean[" + std::to_string(j) + "]", show(mean[j]), "must be finite");
+    if (!(std::isfinite(scale[j]) && scale[j] > 0.0))
+      invalid(fn, "scale[" + std::to_string(j) + "]", show(scale[j]), "must be finite and > 0");
+  }
+  // Layer 0 is stored row-major out x in, its bias right after (mlp.hpp).
+  float* W = network.parameters.data() + network.shape.weight_offset(0);
+  float* b = W + out * in;
+  for (std::int64_t o = 0; o < out; ++o) {
+    double shift = 0.0;
+    for (std::int64_t j = 0; j < in; ++j) {
+      const double w = W[o * in + j] / scale[static_cast<std::size_t>(j)];
+      W[o * in + j] = static_cast<float>(w);
+      shift += w * mean[static_cast<std::size_t>(j)];
+    }
+    b[o] = static_cast<float>(b[o] - shift);
+  }
 }
 
 std::vector<float> policy_actions(const MlpWeights& policy, std::span<const float> observations,

@@ -35,6 +35,11 @@ struct PolicyTrainingOptions {
   AdamOptions adam{};
   std::uint64_t seed = 0;
   Progress progress = Progress::automatic;
+  // Train on observations z-scored per dimension (mean and standard deviation of the rows
+  // given; a constant dimension keeps scale 1), then fold the map into the first layer
+  // (fold_input_normalization), so the returned policy still takes raw observations. Off by
+  // default: the paper's protocol does not mention it.
+  bool normalize_observations = false;
 };
 
 struct PolicyTrainingResult {
@@ -46,6 +51,13 @@ struct PolicyTrainingResult {
 
 PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTrainingOptions& options = {},
                                   const Backend& backend = eigen_backend());
+
+// Rewrites the first layer so that the network applied to x gives what it gave before applied
+// to (x - mean) / scale: W <- W diag(1 / scale), b <- b - W diag(1 / scale) mean. Throws
+// std::invalid_argument naming 'mean' or 'scale' (size other than the input width, a scale
+// not finite and > 0, a mean not finite).
+void fold_input_normalization(MlpWeights& network, std::span<const double> mean,
+                              std::span<const double> scale);
 
 // The policy's actions (rows x action width) at each observation row, forward only.
 std::vector<float> policy_actions(const MlpWeights& policy, std::span<const float> observations,

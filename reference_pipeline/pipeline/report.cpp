@@ -181,7 +181,9 @@ std::string report_markdown(const PipelineResult& r) {
      << fixed(r.pool_mean_cost, 2) << ".\n\n"
      << "Settings: " << o.pairs.pairs << " preference pairs of H = " << o.pairs.segment_length
      << "; value ensemble K = " << o.value.members << ", " << o.value.epochs << " epochs; "
-     << "behavior cloning " << o.policy.epochs << " epochs; n = " << o.calibration_size
+     << "behavior cloning " << o.policy.epochs << " epochs"
+     << (o.policy.normalize_observations ? " on z-scored observations" : "") << "; n = "
+     << o.calibration_size
      << " calibration labels; alpha = " << fixed(o.calibration.alpha, 2) << ", delta = "
      << fixed(o.calibration.delta, 2) << "; " << o.eval_episodes
      << " evaluation episodes per policy; backend " << o.backend->name() << ".\n\n";
