@@ -73,20 +73,7 @@ Step CarRun::step(std::span<const double> action) {
 TaskPool generate_car_run(std::int64_t episodes, std::uint64_t seed) {
   if (episodes < 1) throw std::invalid_argument("generate_car_run: 'episodes' must be >= 1");
   std::mt19937_64 rng(seed);
-  EpisodeLog log(CarRun::observation_dim, CarRun::action_dim);
-  for (std::int64_t e = 0; e < episodes; ++e) {
-    CarRun car(rng());
-    const Controller c = draw_controller(rng);
-    while (!car.done()) {
-      const auto o = car.observation();
-      const auto a = c.act(car, rng);
-      const Step s = car.step(a);
-      const auto o1 = car.observation();
-      const std::array<float, 2> af{static_cast<float>(a[0]), static_cast<float>(a[1])};
-      log.add(o, af, s.reward, s.cost, o1, s.terminal, s.timeout);
-    }
-  }
-  return log.pool();
+  return log_episodes<CarRun>(episodes, rng, draw_controller);
 }
 
 }  // namespace ltt::tasks

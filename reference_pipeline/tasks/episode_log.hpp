@@ -4,6 +4,7 @@
 // terminals and timeouts. Each episode's last row carries its end flag, so the DSRL episode
 // rule (an episode ends where terminals | timeouts) gives back exactly the logged episodes.
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <random>
@@ -57,6 +58,29 @@ class EpisodeLog {
   std::vector<EpisodeRecord> episodes_;
   EpisodeRecord open_;
 };
+
+// The behavior generators' loop: `episodes` episodes, each a fresh Env(rng()) driven by the
+// controller draw_controller(rng) returns (its act(env, rng) gives the action) until the episode
+// is done, every transition logged. The draws come from `rng` in exactly this order, so a seed
+// gives the same pool everywhere.
+template <class Env, class DrawController>
+TaskPool log_episodes(std::int64_t episodes, std::mt19937_64& rng, DrawController draw_controller) {
+  EpisodeLog log(Env::observation_dim, Env::action_dim);
+  for (std::int64_t e = 0; e < episodes; ++e) {
+    Env env(rng());
+    const auto controller = draw_controller(rng);
+    while (!env.done()) {
+      const auto o = env.observation();
+      const auto a = controller.act(env, rng);
+      const Step s = env.step(a);
+      const auto o1 = env.observation();
+      std::array<float, Env::action_dim> af{};
+      for (std::size_t j = 0; j < af.size(); ++j) af[j] = static_cast<float>(a[j]);
+      log.add(o, af, s.reward, s.cost, o1, s.terminal, s.timeout);
+    }
+  }
+  return log.pool();
+}
 
 // A pool written where the built-in tasks keep it: data::default_dsrl_path(directory, name)
 // (name.hdf5 with HDF5, a .npy directory without), through data::write_dsrl. Returns the path.

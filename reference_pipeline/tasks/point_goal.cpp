@@ -143,20 +143,8 @@ TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
     throw std::invalid_argument(
         "generate_point_goal: 'mixture.careful' must lie in [0, 1 - mixture.reckless]");
   std::mt19937_64 rng(seed);
-  EpisodeLog log(PointGoal::observation_dim, PointGoal::action_dim);
-  for (std::int64_t e = 0; e < episodes; ++e) {
-    PointGoal env(rng());
-    const Controller c = draw_controller(rng, mixture);
-    while (!env.done()) {
-      const auto o = env.observation();
-      const auto a = c.act(env, rng);
-      const Step s = env.step(a);
-      const auto o1 = env.observation();
-      const std::array<float, 2> af{static_cast<float>(a[0]), static_cast<float>(a[1])};
-      log.add(o, af, s.reward, s.cost, o1, s.terminal, s.timeout);
-    }
-  }
-  return log.pool();
+  return log_episodes<PointGoal>(episodes, rng,
+                                 [&](std::mt19937_64& r) { return draw_controller(r, mixture); });
 }
 
 }  // namespace ltt::tasks
