@@ -172,8 +172,15 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
         std::to_string(pool.observation_dim) + " and actions of " +
         std::to_string(pool.action_dim) + " dims; task " + task.name + " needs " +
         std::to_string(task.observation_dim) + " and " + std::to_string(task.action_dim));
-  const std::vector<double> o = obs.to_double(), a = act.to_double();
-  pool.observations.assign(o.begin(), o.end());
+  // float32, as the tasks write them, is copied as is; another type goes through double.
+  if (obs.dtype == data::DType::float32) {
+    const auto o = obs.values<float>();
+    pool.observations.assign(o.begin(), o.end());
+  } else {
+    const std::vector<double> o = obs.to_double();
+    pool.observations.assign(o.begin(), o.end());
+  }
+  const std::vector<double> a = act.to_double();
   pool.actions.resize(a.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     pool.actions[i] = static_cast<float>(std::clamp(a[i], -1.0, 1.0));
