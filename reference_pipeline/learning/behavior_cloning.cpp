@@ -3,6 +3,7 @@
 #include "learning/behavior_cloning.hpp"
 
 #include "learning/detail/data.hpp"
+#include "learning/normalization.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -50,24 +51,10 @@ PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTraining
   // The rows the network sees: the observations, or their z-scores (folded back at the end).
   std::span<const float> observations = data.observations;
   std::vector<float> normalized;
-  std::vector<double> mean, scale;
+  ObservationNormalization z;
   if (options.normalize_observations) {
-    const auto d = static_cast<std::size_t>(data.obs_dim);
-    mean.assign(d, 0.0);
-    scale.assign(d, 0.0);
-    for (std::size_t i = 0; i < data.observations.size(); ++i) mean[i % d] += data.observations[i];
-    for (double& m : mean) m /= static_cast<double>(rows);
-    for (std::size_t i = 0; i < data.observations.size(); ++i) {
-      const double e = data.observations[i] - mean[i % d];
-      scale[i % d] += e * e;
-    }
-    for (double& v : scale) {
-      const double sd = std::sqrt(v / static_cast<double>(rows));
-      v = sd > 0.0 && std::isfinite(sd) ? sd : 1.0;
-    }
-    normalized.resize(data.observations.size());
-    for (std::size_t i = 0; i < normalized.size(); ++i)
-      normalized[i] = static_cast<float>((data.observations[i] - mean[i % d]) / scale[i % d]);
+    z = observation_normalization(data.observations, data.obs_dim);
+    normalized = normalized_rows(data.observations, z);
     observations = normalized;
   }
 
@@ -107,7 +94,7 @@ PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTraining
                         static_cast<double>(rows) / std::max(seconds.count(), 1e-9));
   }
   result.policy = net->weights();
-  if (options.normalize_observations) fold_input_normalization(result.policy, mean, scale);
+  if (options.normalize_observations) fold_input_normalization(result.policy, z.mean, z.scale);
   return result;
 }
 
