@@ -15,6 +15,20 @@ namespace ltt::learning {
 using detail::invalid;
 using detail::show;
 
+SafetyValueSeeds safety_value_seeds(std::uint64_t seed) {
+  return {stream_seed(seed, 1), stream_seed(seed, 2)};
+}
+
+SegmentPairs synthesized_pairs(std::span<const double> step_costs,
+                               std::span<const std::int64_t> offsets,
+                               const curation::PreferencePairOptions& options,
+                               curation::PreferencePairs* drawn) {
+  curation::PreferencePairs pairs = curation::sample_preference_pairs(step_costs, offsets, options);
+  SegmentPairs rows = segment_pairs(pairs, offsets, options.segment_length);
+  if (drawn) *drawn = std::move(pairs);
+  return rows;
+}
+
 SafetyValue train_safety_value(std::span<const float> observations, std::int64_t obs_dim,
                                const SegmentPairs& pairs, const SafetyValueOptions& options,
                                const Backend& backend) {

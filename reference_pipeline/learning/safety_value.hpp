@@ -52,6 +52,24 @@ struct SafetyValue {
   std::vector<std::vector<double>> epoch_loss;
 };
 
+// The seeds of one run from a user's single seed (`ltt score --seed`, `ltt.train_value(seed=)`,
+// a pipeline seed): the preference pairs draw from stream_seed(seed, 1), the ensemble and the
+// held-out split from stream_seed(seed, 2), so the command line, Python and the pipeline agree.
+struct SafetyValueSeeds {
+  std::uint64_t pairs = 0;
+  std::uint64_t value = 0;
+};
+SafetyValueSeeds safety_value_seeds(std::uint64_t seed);
+
+// The paper's synthesized pairs on a dataset: curation::sample_preference_pairs on the per-step
+// costs (trajectory i owns rows [offsets[i], offsets[i + 1])), as rows (segment_pairs). The
+// sampler's own account (attempts, ties skipped, label errors, eligible parents) goes to
+// `drawn` when given.
+SegmentPairs synthesized_pairs(std::span<const double> step_costs,
+                               std::span<const std::int64_t> offsets,
+                               const curation::PreferencePairOptions& options,
+                               curation::PreferencePairs* drawn = nullptr);
+
 // Trains the safety value on `pairs` (first rows of segments of `observations`). Throws
 // std::invalid_argument naming the parameter: a bad table or pair, a held-out fraction outside
 // [0, 1), or one that leaves no pair to train on.
