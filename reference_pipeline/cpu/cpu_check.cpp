@@ -1,0 +1,28 @@
+// Refuses to run on a CPU the build does not target, with one line instead of SIGILL.
+//
+// The project's programs are compiled for x86-64-v3 (AVX2, FMA, BMI2; CMakeLists.txt,
+// LTT_NATIVE) so that results are the same bytes on every such machine. This file alone is
+// compiled for the baseline x86-64 (it is built without the project's flags), and its check
+// runs as a constructor of priority 101, before the program's own static initializers and
+// main(), which may already use AVX2.
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+[[gnu::constructor(101)]] void require_build_cpu() {
+#if defined(LTT_CPU_REQUIRES_X86_64_V3) && (defined(__x86_64__) || defined(__i386__))
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
+      !__builtin_cpu_supports("bmi2")) {
+    std::fputs(
+        "ltt: this build targets x86-64-v3 (AVX2, FMA, BMI2) and this CPU lacks them; rebuild "
+        "on this machine with cmake -DLTT_NATIVE=ON\n",
+        stderr);
+    std::_Exit(2);
+  }
+#endif
+}
+
+}  // namespace
