@@ -152,6 +152,44 @@ std::string value_repr(const Value& v) {
   return s + ")";
 }
 
+// What the synthesizer reads: the episodes' offsets and per-row costs, one cost per row of
+// observations; the rows after offsets[-1] (a dropped tail) are in no episode and yield no pair.
+struct EpisodeCosts {
+  std::vector<std::int64_t> offsets;
+  std::vector<double> step_costs;
+};
+
+EpisodeCosts episode_costs(py::handle offsets, py::handle costs, std::int64_t rows,
+                           std::string_view fn) {
+  if (offsets.is_none() || costs.is_none())
+    throw py::value_error(prefix(fn, offsets.is_none() ? "offsets" : "costs") +
+                          " is needed to synthesize pairs (pairs is a count)");
+  EpisodeCosts out{episode_offsets(offsets, rows, fn), real_vector(costs, fn, "costs")};
+  if (static_cast<std::int64_t>(out.step_costs.size()) != rows)
+    throw py::value_error(prefix(fn, "costs") + " has " + std::to_string(out.step_costs.size()) +
+                          " entries; it must have one per row of observations (" +
+                          std::to_string(rows) + ")");
+  out.step_costs.resize(static_cast<std::size_t>(out.offsets.back()));
+  return out;
+}
+
+// Pairs given as (preferred, rejected) are the supervision: nothing to synthesize them from,
+// and no labeler to model.
+void check_given_pairs(py::handle offsets, py::handle costs, double flip_probability,
+                       const std::optional<double>& boltzmann_temperature, std::string_view fn) {
+  if (!offsets.is_none() || !costs.is_none())
+    throw py::value_error(prefix(fn, offsets.is_none() ? "costs" : "offsets") +
+                          " must be None when pairs are given as (preferred, rejected): "
+                          "the pairs are the supervision");
+  if (flip_probability != cur::PreferencePairOptions{}.flip_probability || boltzmann_temperature)
+    throw py::value_error(prefix(fn, boltzmann_temperature ? "boltzmann_temperature" : "flip_probability") +
+                          " models the labeler of synthesized pairs; it cannot apply to pairs "
+                          "given as (preferred, rejected)");
+}
+
+// `ltt score`'s path: pairs synthesized with PreferencePairOptions seeded
+// safety_value_seeds(seed).pairs (or given), then train_safety_value with SafetyValueOptions
+// seeded safety_value_seeds(seed).value.
 Value train(py::handle observations, py::handle offsets, py::handle costs, py::handle pairs,
             std::int64_t segment, std::int64_t members, std::int64_t epochs,
             const std::vector<std::int64_t>& hidden, std::int64_t batch, double lr,
@@ -166,34 +204,17 @@ Value train(py::handle observations, py::handle offsets, py::handle costs, py::h
   Value out;
   out.trained = true;
   out.seed = seed;
-  std::vector<std::int64_t> offs;
-  std::vector<double> step_costs;
+  EpisodeCosts episodes;
   cur::PreferencePairOptions po{};
   if (given.count) {
-    if (offsets.is_none() || costs.is_none())
-      throw py::value_error(prefix(fn, offsets.is_none() ? "offsets" : "costs") +
-                            " is needed to synthesize pairs (pairs is a count)");
-    offs = episode_offsets(offsets, row_count(obs), fn);
-    step_costs = real_vector(costs, fn, "costs");
-    if (static_cast<std::int64_t>(step_costs.size()) != row_count(obs))
-      throw py::value_error(prefix(fn, "costs") + " has " + std::to_string(step_costs.size()) +
-                            " entries; it must have one per row of observations (" +
-                            std::to_string(row_count(obs)) + ")");
-    step_costs.resize(static_cast<std::size_t>(offs.back()));  // rows in no episode: no pairs
+    episodes = episode_costs(offsets, costs, row_count(obs), fn);
     po.pairs = *given.count;
     po.segment_length = segment;
     po.flip_probability = flip_probability;
     po.boltzmann_temperature = boltzmann_temperature;
     po.seed = seeds.pairs;
   } else {
-    if (!offsets.is_none() || !costs.is_none())
-      throw py::value_error(prefix(fn, offsets.is_none() ? "costs" : "offsets") +
-                            " must be None when pairs are given as (preferred, rejected): "
-                            "the pairs are the supervision");
-    if (flip_probability != cur::PreferencePairOptions{}.flip_probability || boltzmann_temperature)
-      throw py::value_error(prefix(fn, boltzmann_temperature ? "boltzmann_temperature" : "flip_probability") +
-                            " models the labeler of synthesized pairs; it cannot apply to pairs "
-                            "given as (preferred, rejected)");
+    check_given_pairs(offsets, costs, flip_probability, boltzmann_temperature, fn);
     out.pairs = {segment, given.preferred, given.rejected};
   }
 
@@ -212,7 +233,7 @@ Value train(py::handle observations, py::handle offsets, py::handle costs, py::h
     py::gil_scoped_release release;
     if (given.count) {
       cur::PreferencePairs drawn;
-      out.pairs = lrn::synthesized_pairs(step_costs, offs, po, &drawn);
+      out.pairs = lrn::synthesized_pairs(episodes.step_costs, episodes.offsets, po, &drawn);
       out.sampling = std::move(drawn);
     }
     out.value = lrn::train_safety_value(rows_of(obs), column_count(obs), out.pairs, so);
