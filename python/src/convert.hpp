@@ -8,6 +8,7 @@
 // ValueError. Shapes: the vectorized functions broadcast like numpy ufuncs; everything else
 // takes 1-D arrays and says so.
 
+#include <curation/score_aggregation.hpp>
 #include <ltt/fixed_sequence.hpp>
 
 #include <pybind11/numpy.h>
@@ -141,6 +142,25 @@ inline ltt::Procedure procedure_from_name(const std::string& name, std::string_v
     if (name == ltt::procedure_name(p)) return p;
   throw py::value_error(prefix(fn, "procedure") + " = '" + name +
                         "' must be 'fixed_sequence', 'bonferroni' or 'holm'");
+}
+
+// 'mean', 'minimum' or 'percentile' (curation/score_aggregation.hpp), with the percentile in
+// percent; the library checks its range.
+inline ltt::curation::Aggregator aggregator_from_name(const std::string& name, double percentile,
+                                                      std::string_view fn) {
+  namespace cur = ltt::curation;
+  cur::Aggregator a;
+  if (name == "mean")
+    a.kind = cur::Aggregation::mean;
+  else if (name == "minimum")
+    a.kind = cur::Aggregation::minimum;
+  else if (name == "percentile")
+    a.kind = cur::Aggregation::percentile;
+  else
+    throw py::value_error(prefix(fn, "aggregation") + " = '" + name +
+                          "' must be 'mean', 'minimum' or 'percentile'");
+  a.percentile = percentile;
+  return a;
 }
 
 // ---- broadcasting ---------------------------------------------------------------------------

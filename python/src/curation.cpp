@@ -335,22 +335,12 @@ void bind_curation(py::module_& m) {
       [](py::handle state_values, py::handle offsets, const std::string& aggregation,
          double percentile) {
         constexpr std::string_view fn = "trajectory_scores";
-        cur::Aggregator a;
-        if (aggregation == "mean")
-          a.kind = cur::Aggregation::mean;
-        else if (aggregation == "minimum")
-          a.kind = cur::Aggregation::minimum;
-        else if (aggregation == "percentile")
-          a.kind = cur::Aggregation::percentile;
-        else
-          throw py::value_error(prefix(fn, "aggregation") + " = '" + aggregation +
-                                "' must be 'mean', 'minimum' or 'percentile'");
-        a.percentile = percentile;
+        const cur::Aggregator a = aggregator_from_name(aggregation, percentile, fn);
         return to_numpy(cur::trajectory_scores(real_vector(state_values, fn, "state_values"),
                                                count_vector(offsets, fn, "offsets"), a));
       },
       py::arg("state_values"), py::arg("offsets"), py::arg("aggregation") = "mean",
-      py::arg("percentile") = 10.0,
+      py::arg("percentile") = cur::Aggregator{}.percentile,
       "Trajectory scores from per-state values stored back to back: trajectory i owns "
       "state_values[offsets[i]:offsets[i+1]]. aggregation: 'mean', 'minimum' or 'percentile' "
       "(numpy's default interpolation).");

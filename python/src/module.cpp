@@ -1,6 +1,8 @@
-// The Python module `ltt` (docs/python.md): the two header libraries for numpy users. Errors
-// from the libraries (std::invalid_argument, whose message names the parameter and its value)
-// arrive as ValueError with that message; wrong dtypes as TypeError (convert.hpp).
+// The Python module `ltt` (docs/python.md): the two header libraries for numpy users, and the
+// reference pipeline's safety value and DSRL I/O. Errors from the libraries
+// (std::invalid_argument, whose message names the parameter and its value; data::DataError and
+// learning::ModelFileError derive from it) arrive as ValueError with that message; wrong dtypes
+// as TypeError (convert.hpp).
 
 #include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
@@ -13,6 +15,8 @@ namespace ltt::python {
 
 void bind_statistics(py::module_& m);
 void bind_curation(py::module_& m);
+void bind_dsrl(py::module_& m);
+void bind_value(py::module_& m);
 
 RecordTypes& record_types() {
   // Created at import, never destroyed: a static py::object would be released after the
@@ -58,7 +62,9 @@ PYBIND11_MODULE(ltt, m) {
       "ltt: certified composition of offline-RL training sets (docs/python.md).\n\n"
       "Hypergeometric tails and composition p-values vectorized over numpy arrays, the "
       "certification rate and label budget, the bounds, the certificate triple, and the "
-      "curation layer: certify, the gated reward-aware operators, the validation harness.";
+      "curation layer: certify, the gated reward-aware operators, the validation harness; and "
+      "from the reference pipeline, the safety value (train_value, load_value) and DSRL "
+      "datasets (load_dsrl, write_dsrl_selection).";
   m.attr("__version__") = LTT_VERSION;
 
   py::exec(record_source, m.attr("__dict__"));
@@ -77,4 +83,6 @@ PYBIND11_MODULE(ltt, m) {
 
   ltt::python::bind_statistics(m);
   ltt::python::bind_curation(m);
+  ltt::python::bind_dsrl(m);
+  ltt::python::bind_value(m);
 }
