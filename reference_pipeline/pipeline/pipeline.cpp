@@ -22,9 +22,8 @@ namespace ltt::pipeline {
 namespace {
 
 // The seed streams of one pipeline seed (learning::stream_seed(seed, stream)).
+// Streams 1 (preference pairs) and 2 (the ensemble) are learning::safety_value_seeds'.
 enum Stream : std::uint64_t {
-  pairs_stream = 1,
-  value_stream = 2,
   calibration_stream = 3,
   random_selection_stream = 4,
   evaluation_stream = 5,
@@ -96,15 +95,10 @@ std::vector<std::int64_t> top_by_return(std::span<const double> returns, std::in
   return order;
 }
 
-struct MethodSelection {
-  std::string name;
-  std::vector<std::int64_t> selected;
-};
-
 }  // namespace
 
 std::vector<std::string> method_names() {
-  return {"BC-All", "BC-Safe", "V-filter", "Calibrated", "Calibrated-ungated", "Random", "Return"};
+  return {method_list.begin(), method_list.end()};
 }
 
 PipelineOptions preset_options(std::string_view preset, std::string_view task) {
@@ -223,31 +217,34 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
     stage = Clock::now();
   };
 
-  // Preferences and the value (section 4.1).
+  // Preferences and the value (section 4.1), through the path `ltt score` takes: every pair
+  // trains (no held-out share), the pairs and the ensemble seeded as safety_value_seeds says.
+  const learning::SafetyValueSeeds seeds = learning::safety_value_seeds(seed);
   curation::PreferencePairOptions pair_options = options.pairs;
-  pair_options.seed = learning::stream_seed(seed, pairs_stream);
-  const curation::PreferencePairs pairs =
-      curation::sample_preference_pairs(pool.step_costs, pool.offsets, pair_options);
-  r.pairs = static_cast<std::int64_t>(pairs.pairs.size());
-  r.pair_attempts = pairs.attempts;
-  r.pair_ties = pairs.ties_skipped;
+  pair_options.seed = seeds.pairs;
+  curation::PreferencePairs drawn;
+  const learning::SegmentPairs segments =
+      learning::synthesized_pairs(pool.step_costs, pool.offsets, pair_options, &drawn);
+  r.pairs = static_cast<std::int64_t>(drawn.pairs.size());
+  r.pair_attempts = drawn.attempts;
+  r.pair_ties = drawn.ties_skipped;
   if (r.pairs == 0)
     throw std::invalid_argument("pipeline: no preference pair could be drawn (every segment pair "
                                 "tied in cost); the pool has no cost contrast");
-  const learning::SegmentPairs segments =
-      learning::segment_pairs(pairs, pool.offsets, pair_options.segment_length);
-  learning::ValueTrainingOptions value_options = options.value;
-  value_options.seed = learning::stream_seed(seed, value_stream);
-  value_options.threads = options.threads;
-  say("value ensemble: " + std::to_string(value_options.members) + " members, " +
-      std::to_string(value_options.epochs) + " epochs on " + std::to_string(r.pairs) +
+  learning::SafetyValueOptions value_options;
+  value_options.value = options.value;
+  value_options.value.seed = seeds.value;
+  value_options.value.threads = options.threads;
+  value_options.held_out_fraction = 0;
+  value_options.normalize_observations = false;
+  say("value ensemble: " + std::to_string(value_options.value.members) + " members, " +
+      std::to_string(value_options.value.epochs) + " epochs on " + std::to_string(r.pairs) +
       " preference pairs (H = " + std::to_string(pair_options.segment_length) + ")");
-  const learning::ValueTrainingResult value =
-      learning::train_value_ensemble(pool.observations, od, segments, value_options, backend);
+  const learning::SafetyValue value =
+      learning::train_safety_value(pool.observations, od, segments, value_options, backend);
   for (const auto& losses : value.epoch_loss)
     r.value_final_loss.push_back(losses.empty() ? 0.0 : losses.back());
-  r.pair_accuracy =
-      learning::evaluate_pairs(value.ensemble, pool.observations, od, segments, backend).accuracy;
+  r.pair_accuracy = value.train.accuracy;
   r.scores = learning::trajectory_scores(value.ensemble, pool.observations, od, pool.offsets, {},
                                          backend);
   r.score_cost_spearman = spearman(r.scores, pool.episodic_cost);
@@ -310,16 +307,18 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   for (std::int64_t i = 0; i < N; ++i)
     if (pool.unsafe[static_cast<std::size_t>(i)] == 0) safe.push_back(i);
   const auto matched = static_cast<std::int64_t>(safe.size());
-  std::vector<MethodSelection> selections{
-      {"BC-All", all},
-      {"BC-Safe", safe},
-      {"V-filter", r.v_filter.selected},
-      {"Calibrated", r.gated.selected},
-      {"Calibrated-ungated", r.calibrated.selected},
-      {"Random",
-       curation::draw_calibration(N, matched, learning::stream_seed(seed, random_selection_stream))},
-      {"Return", top_by_return(pool.episodic_return, matched)},
+  std::vector<std::vector<std::int64_t>> selections(method_list.size());
+  const auto select = [&](Method m) -> std::vector<std::int64_t>& {
+    return selections[static_cast<std::size_t>(m)];
   };
+  select(Method::bc_all) = all;
+  select(Method::bc_safe) = safe;
+  select(Method::v_filter) = r.v_filter.selected;
+  select(Method::calibrated) = r.gated.selected;
+  select(Method::calibrated_ungated) = r.calibrated.selected;
+  select(Method::random) =
+      curation::draw_calibration(N, matched, learning::stream_seed(seed, random_selection_stream));
+  select(Method::top_return) = top_by_return(pool.episodic_return, matched);
 
   // Behavior cloning and evaluation, `threads` policies at a time. Each policy has its own seed,
   // so the results do not depend on the thread count.
@@ -334,15 +333,15 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
       if (m >= selections.size()) return;
       try {
         MethodResult& out = r.methods[m];
-        const MethodSelection& s = selections[m];
-        out.name = s.name;
-        out.selection_size = static_cast<std::int64_t>(s.selected.size());
-        out.selection_unsafe_fraction = curation::unsafe_fraction(pool.unsafe, s.selected);
-        if (m > 0 && s.selected == selections[m - 1].selected) continue;  // copied below
-        if (s.selected.empty()) continue;
+        const std::vector<std::int64_t>& selected = selections[m];
+        out.name = std::string(method_list[m]);
+        out.selection_size = static_cast<std::int64_t>(selected.size());
+        out.selection_unsafe_fraction = curation::unsafe_fraction(pool.unsafe, selected);
+        if (m > 0 && selected == selections[m - 1]) continue;  // copied below
+        if (selected.empty()) continue;
         std::vector<float> obs, act;
         const auto ad = static_cast<std::size_t>(pool.action_dim);
-        for (const std::int64_t t : s.selected) {
+        for (const std::int64_t t : selected) {
           const auto lo = static_cast<std::size_t>(pool.offsets[static_cast<std::size_t>(t)]);
           const auto hi = static_cast<std::size_t>(pool.offsets[static_cast<std::size_t>(t) + 1]);
           obs.insert(obs.end(), pool.observations.begin() + static_cast<std::ptrdiff_t>(lo * od),
@@ -382,8 +381,7 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   }
   if (failure) std::rethrow_exception(failure);
   for (std::size_t m = 1; m < selections.size(); ++m)
-    if (selections[m].selected == selections[m - 1].selected &&
-        !selections[m].selected.empty()) {
+    if (selections[m] == selections[m - 1] && !selections[m].empty()) {
       const std::string name = r.methods[m].name;
       r.methods[m] = r.methods[m - 1];
       r.methods[m].name = name;
@@ -430,8 +428,7 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
     out.seeds.push_back(run_seed(out.task, pool, options, options.seeds[i], seeded));
     out.certified_seeds += out.seeds.back().calibrated.certificate.certified;
   }
-  const std::vector<std::string> names = method_names();
-  for (std::size_t m = 0; m < names.size(); ++m) {
+  for (std::size_t m = 0; m < method_list.size(); ++m) {
     std::vector<double> reward, cost, size;
     for (const SeedResult& s : out.seeds)
       if (s.methods[m].selection_size > 0) {
@@ -440,7 +437,7 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
         size.push_back(static_cast<double>(s.methods[m].selection_size));
       }
     MethodSummary summary;
-    summary.name = names[m];
+    summary.name = std::string(method_list[m]);
     if (!reward.empty()) {
       const std::uint64_t bootstrap_seed = learning::stream_seed(0, m);
       summary.reward = bootstrap_mean(reward, 0.95, 10000, bootstrap_seed);

@@ -24,6 +24,7 @@
 // stream learning::stream_seed(s, stream). Diagnostics computed from every label (the oracle
 // unsafe count of each grid selection, the purity margin, the closed-form certification rate)
 // are reported next to the procedure's own outputs, never fed into them.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -39,6 +40,7 @@
 #include <curation/validation.hpp>
 #include <learning/backend.hpp>
 #include <learning/behavior_cloning.hpp>
+#include <learning/safety_value.hpp>
 #include <learning/value_training.hpp>
 
 #include "pipeline/bootstrap.hpp"
@@ -169,7 +171,15 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
 // The whole run: the pool once, every seed, the summaries.
 PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& progress = {});
 
-// The method names in table order.
+// The methods in table order: Method indexes method_list, SeedResult::methods and
+// PipelineResult::summary.
+enum class Method : std::size_t {
+  bc_all, bc_safe, v_filter, calibrated, calibrated_ungated, random, top_return
+};
+inline constexpr std::array<std::string_view, 7> method_list = {
+    "BC-All", "BC-Safe", "V-filter", "Calibrated", "Calibrated-ungated", "Random", "Return"};
+
+// method_list as strings.
 std::vector<std::string> method_names();
 
 }  // namespace ltt::pipeline
