@@ -59,8 +59,9 @@ constexpr Flag pipeline_flags[] = {
     {"validation-draws", FlagKind::count, "fresh calibration draws of the guarantee check (default 2000)"},
     {"threads", FlagKind::count, "policies trained at once and ensemble members", "2"},
     {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
-    {"normalize-observations", FlagKind::boolean,
-     "clone on z-scored observations (folded into the policy's first layer)"},
+    {"raw-observations", FlagKind::boolean,
+     "train the value and the clones on raw observations (default: "
+     "z-scored per column, folded into each network's first layer)"},
     {"keep-pool", FlagKind::boolean, "keep the generated pool (DSRL layout) in --out"},
     {"json", FlagKind::boolean, "print report.json on standard output instead of the summary"},
 };
@@ -154,7 +155,8 @@ std::string report_json(const pl::PipelineResult& r) {
       .field("members", o.value.members)
       .field("value_epochs", o.value.epochs)
       .field("policy_epochs", o.policy.epochs)
-      .field("normalize_observations", o.policy.normalize_observations)
+      .field("normalize_observations", o.normalize_observations)
+      .field("observations", o.normalize_observations ? "z-scored" : "raw")
       .field("calibration_size", o.calibration_size)
       .field("alpha", o.calibration.alpha)
       .field("delta", o.calibration.delta)
@@ -407,7 +409,7 @@ int run_pipeline(const Invocation& call) {
   o.certificate_delta = o.calibration.delta;
   o.backend = &learning::backend_named(args->text("backend"));
   o.keep_pool = args->flag("keep-pool");
-  o.policy.normalize_observations = args->flag("normalize-observations");
+  o.normalize_observations = !args->flag("raw-observations");
   o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
                                       ("ltt-pipeline-" + std::to_string(::getpid()));
 

@@ -236,7 +236,7 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   value_options.value.seed = seeds.value;
   value_options.value.threads = options.threads;
   value_options.held_out_fraction = 0;
-  value_options.normalize_observations = false;
+  value_options.normalize_observations = options.normalize_observations;
   say("value ensemble: " + std::to_string(value_options.value.members) + " members, " +
       std::to_string(value_options.value.epochs) + " epochs on " + std::to_string(r.pairs) +
       " preference pairs (H = " + std::to_string(pair_options.segment_length) + ")");
@@ -353,6 +353,7 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
         learning::PolicyTrainingOptions policy_options = options.policy;
         policy_options.seed = learning::stream_seed(seed, policy_stream + m);
         policy_options.progress = learning::Progress::quiet;
+        policy_options.normalize_observations = options.normalize_observations;
         const learning::BehaviorData data{obs, od, act, pool.action_dim, {}};
         const learning::PolicyTrainingResult trained =
             learning::train_policy(data, policy_options, backend);

@@ -10,6 +10,11 @@
 //   -> certification-gated reward-aware sub-selection (top half by return, certified only)
 //   -> behavior cloning of every method's selection -> evaluation (100 episodes)
 //
+// Observations are z-scored per column for the value and the cloned policies alike, each over
+// the rows it trains on, the map folded into the first layer (normalize_observations; the paper
+// does not state a normalization, this is standard practice for MLP inputs);
+// normalize_observations = false (`--raw-observations`) trains on raw rows.
+//
 // Methods side by side, as in the paper's main table:
 //   BC-All               every trajectory of the pool
 //   BC-Safe              the ground-truth safe trajectories (a label on every trajectory)
@@ -62,6 +67,7 @@ struct PipelineOptions {
   std::int64_t calibration_size = 200;           // n
   curation::CalibratedSelectionOptions calibration{};  // alpha 0.25, delta 0.1, paper grid, 50
   double reward_fraction = 0.5;                  // gated sub-selection: top half by return
+  bool normalize_observations = true;            // z-scored inputs (value, policies)
   std::int64_t eval_episodes = 100;
   double certificate_delta = 0.1;                // policy certificates' 1 - confidence
   std::int64_t rate_curve_max = 2000;            // certification rate plotted for n up to this

@@ -181,8 +181,12 @@ std::string report_markdown(const PipelineResult& r) {
      << fixed(r.pool_mean_cost, 2) << ".\n\n"
      << "Settings: " << o.pairs.pairs << " preference pairs of H = " << o.pairs.segment_length
      << "; value ensemble K = " << o.value.members << ", " << o.value.epochs << " epochs; "
-     << "behavior cloning " << o.policy.epochs << " epochs"
-     << (o.policy.normalize_observations ? " on z-scored observations" : "") << "; n = "
+     << "behavior cloning " << o.policy.epochs << " epochs; observations "
+     << (o.normalize_observations
+             ? "z-scored per column for the value and the clones "
+               "(standard practice; the paper does not state a normalization)"
+             : "raw (--raw-observations: no normalization anywhere)")
+     << "; n = "
      << o.calibration_size
      << " calibration labels; alpha = " << fixed(o.calibration.alpha, 2) << ", delta = "
      << fixed(o.calibration.delta, 2) << "; " << o.eval_episodes

@@ -56,6 +56,9 @@ def check_pipeline(report, task):
     names = [m["name"] for m in report["methods"]]
     for name in ("BC-All", "BC-Safe", "V-filter", "Calibrated"):
         require(name in names, f"method {name} missing from {names}")
+    settings = report["settings"]
+    require(settings["observations"] == ("z-scored" if settings["normalize_observations"] else "raw"),
+            "settings.observations")
     for m in report["methods"]:
         if m["cost"] is None:  # never cloned: its selection was empty on every seed
             require(not m["within_budget"], f"{m['name']}: within budget without a cost")

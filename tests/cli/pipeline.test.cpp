@@ -39,6 +39,15 @@ TEST_CASE("ltt pipeline --preset tiny on every task: a report an independent rea
   }
 }
 
+TEST_CASE("ltt pipeline --raw-observations: the report says raw") {
+  const auto out = scratch_dir() / "pipeline-raw";
+  const Result r = run_ltt("pipeline --task point-goal --preset tiny --raw-observations --out " +
+                           out.string());
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(slurp(out / "report.json").find("\"observations\":\"raw\"") != std::string::npos);
+  CHECK(slurp(out / "report.md").find("raw (--raw-observations") != std::string::npos);
+}
+
 TEST_CASE("ltt pipeline --task corridor: the corridor study's report") {
   const auto out = scratch_dir() / "pipeline-corridor";
   const Result r =

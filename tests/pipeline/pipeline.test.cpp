@@ -199,6 +199,18 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
   }
 }
 
+TEST_CASE("run_seed: observations z-scored by default, raw on request") {
+  const pl::Task& t = pl::task_named("point-goal");
+  pl::PipelineOptions o = tiny(t.name);
+  CHECK(o.normalize_observations);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  const pl::SeedResult normalized = pl::run_seed(t, pool, o, 1);
+  o.normalize_observations = false;
+  const pl::SeedResult raw = pl::run_seed(t, pool, o, 1);
+  CHECK(raw.scores != normalized.scores);
+  CHECK(raw.calibration.index == normalized.calibration.index);
+}
+
 TEST_CASE("run_seed: deterministic for a seed, whatever the thread count") {
   const pl::Task& t = pl::task_named("car-run");
   pl::PipelineOptions o = tiny(t.name);

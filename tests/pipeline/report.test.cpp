@@ -71,6 +71,7 @@ TEST_CASE("report_markdown and the figures: every method and seed, well-formed S
   const std::string summary = pl::run_summary(r);
   CHECK(count(summary, "seed 1: ") == 1);
   CHECK(count(summary, "seed 2: ") == 1);
+  CHECK(count(md, "z-scored per column") == 1);  // the normalization used is stated
   for (const std::string& svg : {pl::score_cost_svg(r), pl::certification_rate_svg(r),
                                  pl::methods_svg(r)}) {
     CHECK(count(svg, "<svg") == count(svg, "</svg>"));
