@@ -60,7 +60,7 @@ constexpr Flag pipeline_flags[] = {
     {"threads", FlagKind::count, "policies trained at once and ensemble members", "2"},
     {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
     {"raw-observations", FlagKind::boolean,
-     "train the value and the clones on raw observations (default: "
+     "train the value, the clones and the labels-only classifier on raw observations (default: "
      "z-scored per column, folded into each network's first layer)"},
     {"keep-pool", FlagKind::boolean, "keep the generated pool (DSRL layout) in --out"},
     {"json", FlagKind::boolean, "print report.json on standard output instead of the summary"},
@@ -129,6 +129,27 @@ void write_evaluation(JsonWriter& json, const pl::Evaluation& e) {
       .end_object();
 }
 
+// Where a clone's cost comes from: the data it was trained on, and the gap cloning adds.
+void write_fidelity(JsonWriter& json, const pl::MethodSummary& m) {
+  write_interval(json, "data_cost", m.data_cost);
+  write_interval(json, "cloning_gap", m.cloning_gap);
+  json.field("refused_seeds", m.refused_seeds);
+  if (m.cost.samples == 0) {
+    json.field("pooled", std::optional<double>{});
+    return;
+  }
+  json.key("pooled")
+      .begin_object()
+      .field("seeds", m.cost.samples)
+      .field("episodes", static_cast<std::int64_t>(m.pooled.costs.size()))
+      .field("mean_cost", m.pooled.mean_cost)
+      .field("over_budget", m.pooled.over_budget)
+      .field("delta", m.pooled.delta)
+      .field("over_budget_probability_upper", m.pooled.over_budget_upper)
+      .field("cost_upper", m.pooled.cost_upper)
+      .end_object();
+}
+
 std::string report_json(const pl::PipelineResult& r) {
   std::ostringstream text;
   JsonWriter json(text);
@@ -157,6 +178,8 @@ std::string report_json(const pl::PipelineResult& r) {
       .field("policy_epochs", o.policy.epochs)
       .field("normalize_observations", o.normalize_observations)
       .field("observations", o.normalize_observations ? "z-scored" : "raw")
+      .field("return_weight_kappa", o.return_weight_kappa)
+      .field("cost_range", r.task.cost_range)
       .field("calibration_size", o.calibration_size)
       .field("alpha", o.calibration.alpha)
       .field("delta", o.calibration.delta)
@@ -182,6 +205,7 @@ std::string report_json(const pl::PipelineResult& r) {
     write_interval(json, "reward_ci", m.reward);
     write_interval(json, "cost_ci", m.cost);
     write_interval(json, "selection_size", m.selection_size);
+    write_fidelity(json, m);
     json.end_object();
   }
   json.end_array();
@@ -207,7 +231,25 @@ std::string report_json(const pl::PipelineResult& r) {
         .field("count", s.v_filter.count)
         .field("selection_size", static_cast<std::int64_t>(s.v_filter.selected.size()))
         .end_object();
+    json.key("return_weighted")
+        .begin_object()
+        .field("outcome", curation::gate_outcome_name(s.return_weighted.outcome))
+        .field("kappa", s.return_weighted.kappa)
+        .field("draws", s.return_weighted.outcome == curation::GateOutcome::refused
+                            ? std::int64_t{0}
+                            : static_cast<std::int64_t>(s.return_weighted.resampled.size()))
+        .field("unsafe_mass_bound", s.return_weighted.unsafe_mass_bound)
+        .end_object();
+    json.key("labels_only")
+        .begin_object()
+        .field("training_rows", s.labels_only.training_rows)
+        .field("final_loss", s.labels_only.final_loss)
+        .field("safe_fraction", s.labels_only.selection.safe_fraction)
+        .field("count", s.labels_only.selection.count)
+        .field("selection_size", static_cast<std::int64_t>(s.labels_only.selection.selected.size()))
+        .end_object();
     json.key("oracle").begin_object();
+    json.field("unsafe_member_cost", s.unsafe_member_cost);
     json.field("purity_margin", s.purity_margin)
         .field("first_step_rate", s.first_step_rate)
         .field("realized_unsafe_fraction", s.realized_unsafe_fraction)
@@ -241,9 +283,11 @@ std::string report_json(const pl::PipelineResult& r) {
           .field("transitions", m.transitions)
           .field("selection_unsafe_fraction", m.selection_unsafe_fraction)
           .field("same_as_previous", m.same_as_previous)
+          .field("refused", m.refused)
           .field("final_loss", m.final_loss);
       if (m.selection_size > 0) {
         json.field("reward", m.evaluation.mean_return).field("cost", m.evaluation.mean_cost);
+        json.field("data_cost", m.data_cost).field("cloning_gap", m.cloning_gap);
         write_evaluation(json, m.evaluation);
       }
       json.end_object();
@@ -425,16 +469,20 @@ int run_pipeline(const Invocation& call) {
   const pl::PipelineResult result = pl::run_pipeline(
       o, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
   const std::string json = report_json(result);
-  write_files(out, {{"report.json", json},
-                    {"report.md", pl::report_markdown(result)},
-                    {"score_vs_cost.svg", pl::score_cost_svg(result)},
-                    {"certification_rate.svg", pl::certification_rate_svg(result)},
-                    {"methods.svg", pl::methods_svg(result)}});
+  std::vector<std::pair<std::string, std::string>> files{
+      {"report.json", json},
+      {"report.md", pl::report_markdown(result)},
+      {"score_vs_cost.svg", pl::score_cost_svg(result)},
+      {"certification_rate.svg", pl::certification_rate_svg(result)},
+      {"methods.svg", pl::methods_svg(result)},
+      {"cost_histogram.svg", pl::cost_histogram_svg(result)}};
+  write_files(out, files);
   if (args->flag("json"))
     call.out << json;
   else
     call.out << pl::run_summary(result) << "\nwritten: " << (out / "report.md").string()
-             << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg\n";
+             << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg, "
+                "cost_histogram.svg\n";
   return 0;
 }
 

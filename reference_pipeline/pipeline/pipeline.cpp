@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <curation/calibration.hpp>
+#include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
 #include <curation/threshold_grid.hpp>
 #include <data/dsrl.hpp>
@@ -28,6 +29,8 @@ enum Stream : std::uint64_t {
   random_selection_stream = 4,
   evaluation_stream = 5,
   validation_stream = 6,
+  labels_only_stream = 7,
+  return_weighted_stream = 8,
   policy_stream = 16,  // + method index
 };
 
@@ -48,6 +51,8 @@ void check_options(const PipelineOptions& o) {
   require(o.reward_fraction > 0 && o.reward_fraction <= 1, "reward_fraction", "must lie in (0, 1]");
   require(o.certificate_delta > 0 && o.certificate_delta < 1, "certificate_delta",
           "must lie in (0, 1)");
+  require(std::isfinite(o.return_weight_kappa) && o.return_weight_kappa >= 0,
+          "return_weight_kappa", "must be finite and >= 0");
   require(o.threads >= 1, "threads", "must be >= 1");
   require(o.rate_curve_max >= 1, "rate_curve_max", "must be >= 1");
   require(o.validation_draws >= 1, "validation_draws", "must be >= 1");
@@ -83,19 +88,62 @@ double spearman(std::span<const double> a, std::span<const double> b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
-// The K trajectories of largest return (ties broken by position), ascending positions.
-std::vector<std::int64_t> top_by_return(std::span<const double> returns, std::int64_t K) {
+enum class ReturnEnd { top, bottom };
+
+// The K trajectories of largest (top) or smallest (bottom) return, ties broken by position,
+// ascending positions.
+std::vector<std::int64_t> by_return(std::span<const double> returns, std::int64_t K,
+                                    ReturnEnd end) {
   std::vector<std::int64_t> order(returns.size());
   std::iota(order.begin(), order.end(), std::int64_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    return returns[static_cast<std::size_t>(a)] > returns[static_cast<std::size_t>(b)];
+    const double ra = returns[static_cast<std::size_t>(a)], rb = returns[static_cast<std::size_t>(b)];
+    return end == ReturnEnd::top ? ra > rb : ra < rb;
   });
   order.resize(static_cast<std::size_t>(K));
   std::sort(order.begin(), order.end());
   return order;
 }
 
+double mean_cost(std::span<const double> episodic_cost, std::span<const std::int64_t> selected) {
+  double total = 0;
+  for (const std::int64_t i : selected) total += episodic_cost[static_cast<std::size_t>(i)];
+  return selected.empty() ? 0.0 : total / static_cast<double>(selected.size());
+}
+
 }  // namespace
+
+LabelsOnlyFilter labels_only_filter(std::span<const float> observations, std::int64_t obs_dim,
+                                    std::span<const std::int64_t> offsets,
+                                    const curation::Calibration& calibration,
+                                    const learning::PolicyTrainingOptions& classifier,
+                                    const learning::Backend& backend) {
+  const auto N = static_cast<std::int64_t>(offsets.size()) - 1;
+  require(N >= 1, "offsets", "must bound at least one trajectory");
+  require(calibration.index.size() == calibration.unsafe.size() && !calibration.index.empty(),
+          "calibration", "must hold as many labels as positions, at least one");
+  const auto d = static_cast<std::size_t>(obs_dim);
+  std::vector<float> states, targets;
+  for (std::size_t i = 0; i < calibration.index.size(); ++i) {
+    const std::int64_t t = calibration.index[i];
+    require(t >= 0 && t < N, "calibration", "holds a position outside the pool");
+    const auto lo = static_cast<std::size_t>(offsets[static_cast<std::size_t>(t)]);
+    const auto hi = static_cast<std::size_t>(offsets[static_cast<std::size_t>(t) + 1]);
+    states.insert(states.end(), observations.begin() + static_cast<std::ptrdiff_t>(lo * d),
+                  observations.begin() + static_cast<std::ptrdiff_t>(hi * d));
+    targets.insert(targets.end(), hi - lo, calibration.unsafe[i] ? -1.0F : 1.0F);
+  }
+  LabelsOnlyFilter out;
+  out.training_rows = static_cast<std::int64_t>(targets.size());
+  const learning::BehaviorData data{states, obs_dim, targets, 1, {}};
+  learning::PolicyTrainingResult trained = learning::train_policy(data, classifier, backend);
+  out.final_loss = trained.epoch_loss.empty() ? 0.0 : trained.epoch_loss.back();
+  // The value's scoring rule on the classifier's output at every state of the pool.
+  const std::vector<float> output = learning::policy_actions(trained.policy, observations, backend);
+  out.scores = curation::trajectory_scores(std::vector<double>(output.begin(), output.end()), offsets);
+  out.selection = curation::v_filter(out.scores, calibration);
+  return out;
+}
 
 std::vector<std::string> method_names() {
   return {method_list.begin(), method_list.end()};
@@ -262,7 +310,16 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   r.gated = curation::top_return_subselection(r.calibrated, pool.episodic_return,
                                               options.reward_fraction);
   r.v_filter = curation::v_filter(r.scores, r.calibration);
+  r.return_weighted = curation::return_weighted_resample(
+      r.calibrated, pool.episodic_return, options.return_weight_kappa,
+      learning::stream_seed(seed, return_weighted_stream));
   r.realized_unsafe_fraction = curation::unsafe_fraction(pool.unsafe, r.calibrated.selected);
+  {
+    std::vector<std::int64_t> unsafe_members;
+    for (const std::int64_t i : r.calibrated.selected)
+      if (pool.unsafe[static_cast<std::size_t>(i)] != 0) unsafe_members.push_back(i);
+    if (!unsafe_members.empty()) r.unsafe_member_cost = mean_cost(pool.episodic_cost, unsafe_members);
+  }
   {
     const double alpha = options.calibration.alpha, delta = options.calibration.delta;
     const curation::ThresholdGrid grid =
@@ -301,6 +358,20 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
           : "refused: uncertified fallback of " + std::to_string(r.calibrated.selected.size()) +
                 " trajectories");
 
+  // The labels-only control: a classifier on the n labels, cut at the V-filter's fraction.
+  {
+    learning::PolicyTrainingOptions classifier = options.policy;
+    classifier.hidden = options.value.hidden;
+    classifier.seed = learning::stream_seed(seed, labels_only_stream);
+    classifier.progress = learning::Progress::quiet;
+    classifier.normalize_observations = options.normalize_observations;
+    say("labels-only classifier: " + std::to_string(n) + " labeled trajectories, " +
+        std::to_string(classifier.epochs) + " epochs");
+    r.labels_only = labels_only_filter(pool.observations, od, pool.offsets, r.calibration,
+                                       classifier, backend);
+  }
+  lap("labels-only");
+
   // The selections each method clones.
   std::vector<std::int64_t> all(static_cast<std::size_t>(N)), safe;
   std::iota(all.begin(), all.end(), std::int64_t{0});
@@ -318,7 +389,11 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   select(Method::calibrated_ungated) = r.calibrated.selected;
   select(Method::random) =
       curation::draw_calibration(N, matched, learning::stream_seed(seed, random_selection_stream));
-  select(Method::top_return) = top_by_return(pool.episodic_return, matched);
+  const bool resampled = r.return_weighted.outcome != curation::GateOutcome::refused;
+  if (resampled) select(Method::return_weighted) = r.return_weighted.resampled;
+  select(Method::labels_only) = r.labels_only.selection.selected;
+  select(Method::top_return) = by_return(pool.episodic_return, matched, ReturnEnd::top);
+  select(Method::bottom_return) = by_return(pool.episodic_return, matched, ReturnEnd::bottom);
 
   // Behavior cloning and evaluation, `threads` policies at a time. Each policy has its own seed,
   // so the results do not depend on the thread count.
@@ -337,6 +412,8 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
         out.name = std::string(method_list[m]);
         out.selection_size = static_cast<std::int64_t>(selected.size());
         out.selection_unsafe_fraction = curation::unsafe_fraction(pool.unsafe, selected);
+        out.data_cost = mean_cost(pool.episodic_cost, selected);
+        out.refused = m == static_cast<std::size_t>(Method::return_weighted) && !resampled;
         if (m > 0 && selected == selections[m - 1]) continue;  // copied below
         if (selected.empty()) continue;
         std::vector<float> obs, act;
@@ -360,6 +437,7 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
         out.final_loss = trained.epoch_loss.empty() ? 0.0 : trained.epoch_loss.back();
         out.evaluation = evaluate_policy(task, trained.policy, options.eval_episodes,
                                          evaluation_seed, options.certificate_delta, backend);
+        out.cloning_gap = out.evaluation.mean_cost - out.data_cost;
         const std::lock_guard lock(report);
         char line[160];
         std::snprintf(line, sizeof line, "%-18s %5lld trajectories -> reward %8.3f, cost %7.3f",
@@ -384,8 +462,10 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   for (std::size_t m = 1; m < selections.size(); ++m)
     if (selections[m] == selections[m - 1] && !selections[m].empty()) {
       const std::string name = r.methods[m].name;
+      const bool refused = r.methods[m].refused;
       r.methods[m] = r.methods[m - 1];
       r.methods[m].name = name;
+      r.methods[m].refused = refused;
       r.methods[m].same_as_previous = true;
     }
   lap("cloning");
@@ -430,21 +510,33 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
     out.certified_seeds += out.seeds.back().calibrated.certificate.certified;
   }
   for (std::size_t m = 0; m < method_list.size(); ++m) {
-    std::vector<double> reward, cost, size;
-    for (const SeedResult& s : out.seeds)
-      if (s.methods[m].selection_size > 0) {
-        reward.push_back(s.methods[m].evaluation.mean_return);
-        cost.push_back(s.methods[m].evaluation.mean_cost);
-        size.push_back(static_cast<double>(s.methods[m].selection_size));
-      }
+    std::vector<double> reward, cost, size, data_cost, gap, pooled_returns, pooled_costs;
     MethodSummary summary;
     summary.name = std::string(method_list[m]);
+    for (const SeedResult& s : out.seeds) {
+      const MethodResult& r = s.methods[m];
+      summary.refused_seeds += r.refused;
+      if (r.selection_size == 0) continue;
+      reward.push_back(r.evaluation.mean_return);
+      cost.push_back(r.evaluation.mean_cost);
+      size.push_back(static_cast<double>(r.selection_size));
+      data_cost.push_back(r.data_cost);
+      gap.push_back(r.cloning_gap);
+      pooled_returns.insert(pooled_returns.end(), r.evaluation.returns.begin(),
+                            r.evaluation.returns.end());
+      pooled_costs.insert(pooled_costs.end(), r.evaluation.costs.begin(), r.evaluation.costs.end());
+    }
     if (!reward.empty()) {
       const std::uint64_t bootstrap_seed = learning::stream_seed(0, m);
       summary.reward = bootstrap_mean(reward, 0.95, 10000, bootstrap_seed);
       summary.cost = bootstrap_mean(cost, 0.95, 10000, bootstrap_seed);
       summary.selection_size = bootstrap_mean(size, 0.95, 10000, bootstrap_seed);
+      summary.data_cost = bootstrap_mean(data_cost, 0.95, 10000, bootstrap_seed);
+      summary.cloning_gap = bootstrap_mean(gap, 0.95, 10000, bootstrap_seed);
       summary.within_budget = summary.cost.mean <= out.task.budget;
+      summary.pooled = summarize_episodes(std::move(pooled_returns), std::move(pooled_costs),
+                                          out.task.budget, out.task.cost_range,
+                                          options.certificate_delta);
     }
     out.summary.push_back(summary);
   }

@@ -30,7 +30,10 @@ std::string method_color(std::string_view name) {
   if (name == "V-filter") return "#9467bd";
   if (name == "Calibrated") return "#1f77b4";
   if (name == "Calibrated-ungated") return "#17becf";
+  if (name == "Return-weighted") return "#08306b";
+  if (name == "Labels-only") return "#e377c2";
   if (name == "Random") return "#bcbd22";
+  if (name == "Bottom-return") return "#8c564b";
   return "#ff7f0e";  // Return
 }
 
@@ -129,15 +132,37 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
 
 std::string summary_table(const PipelineResult& r) {
   std::ostringstream md;
-  md << "| method | trajectories | reward | cost | budget | within budget |\n"
-     << "|---|---:|---:|---:|---:|:---:|\n";
+  md << "| method | trajectories | reward | cost | data cost | cloning gap | budget | within budget |\n"
+     << "|---|---:|---:|---:|---:|---:|---:|:---:|\n";
   for (const MethodSummary& m : r.summary) {
-    md << "| " << m.name << " | " << (m.selection_size.samples ? fixed(m.selection_size.mean, 0) : "0")
-       << " | " << with_ci(m.reward) << " | " << with_ci(m.cost) << " | " << fixed(r.task.budget, 0)
-       << " | " << (m.cost.samples == 0 ? "n/a" : m.within_budget ? "**yes**" : "no") << " |\n";
+    std::string size = m.selection_size.samples ? fixed(m.selection_size.mean, 0) : "0";
+    if (m.refused_seeds > 0)
+      size = m.cost.samples == 0 ? "refused"
+                                 : size + " (refused on " + std::to_string(m.refused_seeds) +
+                                       (m.refused_seeds == 1 ? " seed)" : " seeds)");
+    md << "| " << m.name << " | " << size << " | " << with_ci(m.reward) << " | " << with_ci(m.cost)
+       << " | " << with_ci(m.data_cost) << " | " << with_ci(m.cloning_gap) << " | "
+       << fixed(r.task.budget, 0) << " | "
+       << (m.cost.samples == 0 ? "n/a" : m.within_budget ? "**yes**" : "no") << " |\n";
   }
   return md.str();
 }
+
+namespace {
+
+// "the calibrated selection's 12 unsafe members average 1.34 B (cost 6.70)" (oracle).
+std::string unsafe_members_line(const SeedResult& s, double budget) {
+  const std::int64_t size = static_cast<std::int64_t>(s.calibrated.selected.size());
+  const auto unsafe = static_cast<std::int64_t>(
+      std::llround(s.realized_unsafe_fraction * static_cast<double>(size)));
+  if (!s.unsafe_member_cost) return "no unsafe member among its " + std::to_string(size);
+  return std::to_string(unsafe) + " unsafe of " + std::to_string(size) + ", averaging " +
+         (budget > 0 ? fixed(*s.unsafe_member_cost / budget, 2) + " B" : std::string("n/a B")) +
+         " (mean episodic cost " + fixed(*s.unsafe_member_cost, 2) + ", budget B = " +
+         fixed(budget, 0) + ")";
+}
+
+}  // namespace
 
 // "certified at quantile 0.45: 551 of 1000 trajectories (p = 0.0201 at m = 115, k = 20)".
 std::string certificate_line(const SeedResult& s) {
@@ -183,10 +208,10 @@ std::string report_markdown(const PipelineResult& r) {
      << "; value ensemble K = " << o.value.members << ", " << o.value.epochs << " epochs; "
      << "behavior cloning " << o.policy.epochs << " epochs; observations "
      << (o.normalize_observations
-             ? "z-scored per column for the value and the clones "
+             ? "z-scored per column for the value, the clones and the labels-only classifier "
                "(standard practice; the paper does not state a normalization)"
              : "raw (--raw-observations: no normalization anywhere)")
-     << "; n = "
+     << "; return-weighted kappa = " << fixed(o.return_weight_kappa, 1) << "; n = "
      << o.calibration_size
      << " calibration labels; alpha = " << fixed(o.calibration.alpha, 2) << ", delta = "
      << fixed(o.calibration.delta, 2) << "; " << o.eval_episodes
@@ -194,14 +219,34 @@ std::string report_markdown(const PipelineResult& r) {
 
   md << "## Methods\n\nReward and cost per evaluation episode, mean over seeds"
      << (r.seeds.size() > 1 ? " with a 95% percentile-bootstrap interval" : "")
-     << "; within budget means mean cost at most the budget. Random and Return select as many "
-        "trajectories as BC-Safe (the pool's ground-truth safe count).\n\n"
+     << "; within budget means mean cost at most the budget. Data cost is the mean episodic "
+        "cost of the trajectories a method cloned (repeats counted), the cloning gap the clone's "
+        "cost minus it. Random, Return and Bottom-return select as many trajectories as BC-Safe "
+        "(the pool's ground-truth safe count). Return-weighted resamples only a certified "
+        "selection and is refused otherwise; Labels-only trains a classifier on the n "
+        "calibration labels alone.\n\n"
      << summary_table(r) << "\n![reward and cost per method](methods.svg)\n\n";
 
   md << "## What the paper claims, on this run\n\n";
   for (const Claim& c : check_claims(r))
     md << "- " << (c.held ? "holds" : "**does not hold**") << ": " << c.statement << " ("
        << c.evidence << ")\n";
+  md << "\n";
+
+  md << "## Fidelity: the data, the cloning, the certificate\n\n"
+     << "Which link fails when a claim does: the data (a selection's own cost over the budget), "
+        "the cloning (a clone far above the data it was trained on: the cloning gap in the "
+        "table above), or the certificate (a certified selection more than alpha unsafe, an "
+        "event of probability at most delta).\n\n"
+     << "Pool: " << r.pool_unsafe << " of " << r.pool_episodes << " episodes over the budget "
+     << fixed(r.task.budget, 0) << ", mean episodic cost " << fixed(r.pool_mean_cost, 2)
+     << ".\n\n![the pool's episodic costs](cost_histogram.svg)\n\n";
+  for (const SeedResult& s : r.seeds)
+    md << "- seed " << s.seed << ": the calibrated selection ("
+       << (s.calibrated.certificate.certified ? "certified" : "uncertified fallback") << ") holds "
+       << unsafe_members_line(s, r.task.budget) << "; realized unsafe fraction "
+       << fixed(s.realized_unsafe_fraction, 3) << " against alpha "
+       << fixed(o.calibration.alpha, 2) << " (oracle).\n";
   md << "\n";
 
   md << "## Certificate\n\n";
@@ -275,12 +320,31 @@ std::string report_markdown(const PipelineResult& r) {
         "E[cost] <= |\n|---|---:|---:|---:|---:|\n";
   for (const MethodResult& m : first.methods) {
     if (m.selection_size == 0) {
-      md << "| " << m.name << " | empty selection | | | |\n";
+      md << "| " << m.name << " | " << (m.refused ? "refused" : "empty selection") << " | | | |\n";
       continue;
     }
     const Evaluation& e = m.evaluation;
     md << "| " << m.name << " | " << fixed(m.selection_unsafe_fraction, 3) << " | " << e.over_budget
        << " / " << e.costs.size() << " | " << fixed(e.over_budget_upper, 3) << " | "
+       << fixed(e.cost_upper, 2) << " |\n";
+  }
+  md << "\n## Policy certificates, seeds pooled\n\n"
+     << "The same two bounds on the evaluation episodes of every seed of a method taken "
+        "together (paper, appendix \"Certificates on the deployed policy\"): they bound the "
+        "policy that deploys one of the seeds' clones at random, each seed contributing "
+     << o.eval_episodes << " episodes. Range of the Maurer-Pontil bound: "
+     << fixed(r.task.cost_range, 0) << " (horizon x the largest per-step cost, a priori).\n\n"
+     << "| method | seeds | episodes over budget | Pr[cost > budget] <= | E[cost] <= |\n"
+        "|---|---:|---:|---:|---:|\n";
+  for (const MethodSummary& m : r.summary) {
+    if (m.cost.samples == 0) {
+      md << "| " << m.name << " | 0 | " << (m.refused_seeds > 0 ? "refused" : "not cloned")
+         << " | | |\n";
+      continue;
+    }
+    const Evaluation& e = m.pooled;
+    md << "| " << m.name << " | " << m.cost.samples << " | " << e.over_budget << " / "
+       << e.costs.size() << " | " << fixed(e.over_budget_upper, 3) << " | "
        << fixed(e.cost_upper, 2) << " |\n";
   }
   md << "\n";
@@ -369,6 +433,42 @@ std::string methods_svg(const PipelineResult& r) {
   cost.lines.push_back({ReferenceLine::Axis::y, r.task.budget, "budget", "#d62728", true, 1.5});
   const std::string both[] = {render_svg(reward), render_svg(cost)};
   return side_by_side(both);
+}
+
+std::string cost_histogram_svg(const PipelineResult& r) {
+  const double b = r.task.budget;
+  double top = b;
+  for (const double c : r.pool_cost) top = std::max(top, c);
+  // About 30 bins of (k w, (k + 1) w], cost 0 in the first; the budget falls on an edge, so a
+  // bin is all within or all over the budget.
+  double w = top > 0 ? top / 30 : 1;
+  if (b > 0) w = b / std::ceil(b / w);
+  const auto bins = static_cast<std::size_t>(std::max(1.0, std::ceil(top / w)));
+  std::vector<double> count(bins, 0.0);
+  for (const double c : r.pool_cost) {
+    const double k = c <= 0 ? 0 : std::ceil(c / w) - 1;
+    count[std::min(bins - 1, static_cast<std::size_t>(std::max(0.0, k)))] += 1;
+  }
+  Series within = series("within budget", Series::Kind::line, "#2ca02c");
+  Series over = series("over budget", Series::Kind::line, "#d62728");
+  for (std::size_t k = 0; k < bins; ++k) {
+    const double lo = static_cast<double>(k) * w, hi = lo + w;
+    Series& into = hi <= b + 1e-9 * std::max(1.0, b) ? within : over;
+    // each bin as an outline: up its left edge, across, down its right edge
+    for (const auto& [x, y] : {std::pair{lo, 0.0}, {lo, count[k]}, {hi, count[k]}, {hi, 0.0}}) {
+      into.x.push_back(x);
+      into.y.push_back(y);
+    }
+  }
+  Chart c;
+  c.title = r.task.name + ": episodic cost of the pool (" + std::to_string(r.pool_episodes) +
+            " episodes, " + std::to_string(r.pool_unsafe) + " over the budget)";
+  c.x_label = "episodic cost";
+  c.y_label = "episodes per bin (width " + fixed(w, 2) + ")";
+  c.series = {within, over};
+  c.lines.push_back({ReferenceLine::Axis::x, b, "budget " + fixed(b, 0), "#d62728", true, 1.5});
+  c.y_min = 0;
+  return render_svg(c);
 }
 
 }  // namespace ltt::pipeline

@@ -50,15 +50,35 @@ def check_certificate(c, where):
         require(c["fallback_record"] is not None, f"{where}: refusal without a fallback record")
 
 
+METHODS = ["BC-All", "BC-Safe", "V-filter", "Calibrated", "Calibrated-ungated",
+           "Return-weighted", "Labels-only", "Random", "Return", "Bottom-return"]
+
+
 def check_pipeline(report, task):
     require(report["task"] == task, f"task {report['task']!r} != {task!r}")
     budget = report["budget"]
     names = [m["name"] for m in report["methods"]]
-    for name in ("BC-All", "BC-Safe", "V-filter", "Calibrated"):
-        require(name in names, f"method {name} missing from {names}")
+    require(names == METHODS, f"methods {names}")
     settings = report["settings"]
     require(settings["observations"] == ("z-scored" if settings["normalize_observations"] else "raw"),
             "settings.observations")
+    seeds = len(report["seeds"])
+    for m in report["methods"]:
+        if m["cost"] is None:
+            require(m["pooled"] is None, f"{m['name']}: pooled bounds without a clone")
+            continue
+        pooled = m["pooled"]
+        require(pooled["episodes"] == pooled["seeds"] * settings["eval_episodes"],
+                f"{m['name']}: pooled episodes")
+        require(pooled["over_budget_probability_upper"] >= pooled["over_budget"] / pooled["episodes"],
+                f"{m['name']}: pooled over-budget bound")
+        require(pooled["cost_upper"] >= pooled["mean_cost"], f"{m['name']}: pooled cost bound")
+        require(abs(m["cloning_gap"]["mean"] - (m["cost"] - m["data_cost"]["mean"])) <= 1e-9 *
+                max(1.0, abs(m["cost"])), f"{m['name']}: cloning gap is not cost - data cost")
+    by_summary = {m["name"]: m for m in report["methods"]}
+    uncertified = sum(not s["certificate"]["certified"] for s in report["seeds"])
+    require(by_summary["Return-weighted"]["refused_seeds"] == uncertified,
+            "Return-weighted refused on other seeds than the uncertified ones")
     for m in report["methods"]:
         if m["cost"] is None:  # never cloned: its selection was empty on every seed
             require(not m["within_budget"], f"{m['name']}: within budget without a cost")
@@ -83,6 +103,17 @@ def check_pipeline(report, task):
         require(by_name["BC-Safe"]["selection_unsafe_fraction"] == 0, f"{where}: BC-Safe unsafe")
         require(by_name["Random"]["selection_size"] == safe, f"{where}: Random size")
         require(by_name["Return"]["selection_size"] == safe, f"{where}: Return size")
+        require(by_name["Bottom-return"]["selection_size"] == safe, f"{where}: Bottom-return size")
+        rw = by_name["Return-weighted"]
+        require(rw["refused"] == (not c["certified"]), f"{where}: Return-weighted refused flag")
+        require(s["return_weighted"]["outcome"] == ("certified" if c["certified"] else "refused"),
+                f"{where}: Return-weighted outcome")
+        require(rw["selection_size"] == (c["selection_size"] if c["certified"] else 0),
+                f"{where}: Return-weighted keeps the selection's size")
+        require(by_name["Labels-only"]["selection_size"] == s["labels_only"]["selection_size"],
+                f"{where}: Labels-only size")
+        require(s["labels_only"]["safe_fraction"] == s["v_filter"]["safe_fraction"],
+                f"{where}: Labels-only cuts at the V-filter's fraction")
         require(by_name["Calibrated-ungated"]["selection_size"] == c["selection_size"],
                 f"{where}: Calibrated-ungated size")
         require(by_name["Calibrated"]["selection_size"] == s["gate"]["selection_size"],
@@ -99,7 +130,11 @@ def check_pipeline(report, task):
             require(e["cost_upper"] >= e["mean_cost"], f"{where}: {m['name']} cost bound")
             require(e["over_budget_probability_upper"] >= e["over_budget"] / e["episodes"],
                     f"{where}: {m['name']} over-budget bound")
-    return ["report.md", "score_vs_cost.svg", "certification_rate.svg", "methods.svg"]
+            require(abs(m["cloning_gap"] - (m["cost"] - m["data_cost"])) <= 1e-9 * max(1.0, abs(m["cost"])),
+                    f"{where}: {m['name']} cloning gap")
+    require(seeds >= 1, "no seeds")
+    return ["report.md", "score_vs_cost.svg", "certification_rate.svg", "methods.svg",
+            "cost_histogram.svg"]
 
 
 def check_corridor(report):

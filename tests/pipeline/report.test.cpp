@@ -64,16 +64,18 @@ TEST_CASE("report_markdown and the figures: every method and seed, well-formed S
   const std::string md = pl::report_markdown(r);
   for (const std::string& name : pl::method_names()) {
     CAPTURE(name);
-    CHECK(count(md, "| " + name + " |") == 2);  // the methods table and the policy certificates
+    // the methods table, the first seed's policy certificates, the pooled ones
+    CHECK(count(md, "| " + name + " |") == 3);
   }
   CHECK(count(md, "### Seed ") == 2);
   for (const pl::Claim& c : pl::check_claims(r)) CHECK(count(md, c.statement) == 1);
   const std::string summary = pl::run_summary(r);
   CHECK(count(summary, "seed 1: ") == 1);
   CHECK(count(summary, "seed 2: ") == 1);
+  CHECK(count(md, "cost_histogram.svg") == 1);
   CHECK(count(md, "z-scored per column") == 1);  // the normalization used is stated
   for (const std::string& svg : {pl::score_cost_svg(r), pl::certification_rate_svg(r),
-                                 pl::methods_svg(r)}) {
+                                 pl::methods_svg(r), pl::cost_histogram_svg(r)}) {
     CHECK(count(svg, "<svg") == count(svg, "</svg>"));
     CHECK(count(svg, "nan") == 0);
     CHECK(count(svg, "inf") == 0);
@@ -82,4 +84,16 @@ TEST_CASE("report_markdown and the figures: every method and seed, well-formed S
   const std::string scores = pl::score_cost_svg(r);
   CHECK(count(scores, "<circle") == static_cast<std::size_t>(r.pool_episodes + o.calibration_size) +
                                         3);  // + one legend marker per series
+}
+
+TEST_CASE("cost_histogram_svg: well-formed, with the budget line") {
+  pl::PipelineResult r;
+  r.task = pl::task_named("point-goal");  // budget 5
+  r.pool_cost = {0, 0, 1, 5, 5, 5.5, 12, 40};
+  r.pool_episodes = 8;
+  r.pool_unsafe = 3;
+  const std::string svg = pl::cost_histogram_svg(r);
+  CHECK(count(svg, "<svg") == count(svg, "</svg>"));
+  CHECK(count(svg, "budget 5") == 1);
+  CHECK(count(svg, "nan") == 0);
 }
