@@ -58,26 +58,66 @@ std::string seeds_text(const PipelineResult& r) {
 
 }  // namespace
 
+std::string_view verdict_text(Verdict v) {
+  switch (v) {
+    case Verdict::holds: return "holds";
+    case Verdict::fails: return "does not hold";
+    case Verdict::undetermined: return "undetermined at this number of seeds";
+  }
+  return "undetermined at this number of seeds";
+}
+
+namespace {
+
+Verdict verdict(bool held) { return held ? Verdict::holds : Verdict::fails; }
+
+// Where a clone's mean cost over seeds stands against the budget, on its bootstrap interval.
+enum class Standing { over, within, undetermined };
+
+Standing standing(const MethodSummary* m, double budget) {
+  if (!m || m->cost.samples < 2) return Standing::undetermined;
+  if (m->cost.low > budget) return Standing::over;
+  if (m->cost.high <= budget) return Standing::within;
+  return Standing::undetermined;
+}
+
+Verdict verdict_if(Standing s, Standing wanted) {
+  if (s == Standing::undetermined) return Verdict::undetermined;
+  return verdict(s == wanted);
+}
+
+// "mean cost 12.10, 95% interval [10.20, 14.00] over 3 seeds" or why there is no interval.
+std::string cost_evidence(const MethodSummary* m) {
+  if (!m || m->cost.samples == 0) return "not cloned on any seed";
+  if (m->cost.samples == 1) return "mean cost " + fixed(m->cost.mean, 2) + " on one seed (no interval)";
+  return "mean cost " + fixed(m->cost.mean, 2) + ", 95% interval [" + fixed(m->cost.low, 2) + ", " +
+         fixed(m->cost.high, 2) + "] over " + std::to_string(m->cost.samples) + " seeds";
+}
+
+}  // namespace
+
 std::vector<Claim> check_claims(const PipelineResult& r) {
   std::vector<Claim> claims;
   const double b = r.task.budget;
   const MethodSummary* all = find(r, "BC-All");
   const MethodSummary* cal = find(r, "Calibrated");
   const MethodSummary* safe = find(r, "BC-Safe");
-  const auto cost = [&](const MethodSummary* m) {
-    return m && m->cost.samples > 0 ? fixed(m->cost.mean, 2) : std::string("n/a");
-  };
+  const std::string against = ", against budget " + fixed(b, 0);
   if (all)
-    claims.push_back({"BC-All exceeds the budget", all->cost.samples > 0 && all->cost.mean > b,
-                      "mean cost " + cost(all) + " against budget " + fixed(b, 0)});
+    claims.push_back({"BC-All exceeds the budget", verdict_if(standing(all, b), Standing::over),
+                      cost_evidence(all) + against});
   if (cal)
     claims.push_back({"the calibrated clone is within the budget",
-                      cal->cost.samples > 0 && cal->cost.mean <= b,
-                      "mean cost " + cost(cal) + " against budget " + fixed(b, 0)});
-  if (safe && cal)
+                      verdict_if(standing(cal, b), Standing::within), cost_evidence(cal) + against});
+  if (safe && cal) {
+    const Standing s = standing(safe, b), c = standing(cal, b);
     claims.push_back({"the calibrated clone is within budget exactly when BC-Safe (full labels) is",
-                      cal->within_budget == safe->within_budget,
-                      "BC-Safe " + cost(safe) + ", Calibrated " + cost(cal)});
+                      s == Standing::undetermined || c == Standing::undetermined
+                          ? Verdict::undetermined
+                          : verdict(s == c),
+                      "BC-Safe " + cost_evidence(safe) + "; Calibrated " + cost_evidence(cal) +
+                          against});
+  }
   // The gate's premise (section 4.4): on a certified, hence clean, selection the top half by
   // return stays clean. Checked on the oracle composition of each certified seed's sub-selection.
   if (r.certified_seeds > 0) {
@@ -88,7 +128,7 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
           if (m.name == "Calibrated") worst = std::max(worst, m.selection_unsafe_fraction);
     claims.push_back({"the gated top-half-by-return sub-selection of a certified selection stays "
                       "at most alpha unsafe",
-                      worst <= r.options.calibration.alpha,
+                      verdict(worst <= r.options.calibration.alpha),
                       "worst realized unsafe fraction " + fixed(worst, 3) + " (oracle) against alpha " +
                           fixed(r.options.calibration.alpha, 2)});
   }
@@ -107,7 +147,7 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
     }
     if (draws > 0)
       claims.push_back({"false certification is at most delta (resampled calibration draws)",
-                        worst_lower <= r.options.calibration.delta,
+                        verdict(worst_lower <= r.options.calibration.delta),
                         "worst rate " + fixed(worst, 4) + " over " + std::to_string(draws) +
                             " fresh draws per seed, 95% interval from " + fixed(worst_lower, 4) +
                             ", against delta " + fixed(r.options.calibration.delta, 2)});
@@ -122,10 +162,12 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
                                (S == 1 ? "; " : "; mean ") + "closed-form certification rate at n = " +
                                std::to_string(r.options.calibration_size) + ": " + fixed(rate, 3);
   if (negative == S)
-    claims.push_back({"negative purity margin: the procedure refuses", r.certified_seeds == 0,
+    claims.push_back({"negative purity margin: the procedure refuses",
+                      verdict(r.certified_seeds == 0),
                       evidence + "; a refusal returns the Clopper-Pearson fallback, flagged"});
   else if (negative == 0)
-    claims.push_back({"positive purity margin: the procedure certifies", r.certified_seeds > 0,
+    claims.push_back({"positive purity margin: the procedure certifies",
+                      verdict(r.certified_seeds > 0),
                       evidence});
   return claims;
 }
@@ -188,7 +230,7 @@ std::string run_summary(const PipelineResult& r) {
   for (const SeedResult& s : r.seeds) out << "seed " << s.seed << ": " << certificate_line(s) << "\n";
   out << "\n";
   for (const Claim& c : check_claims(r))
-    out << (c.held ? "holds: " : "does not hold: ") << c.statement << " (" << c.evidence << ")\n";
+    out << verdict_text(c.verdict) << ": " << c.statement << " (" << c.evidence << ")\n";
   return out.str();
 }
 
@@ -229,8 +271,8 @@ std::string report_markdown(const PipelineResult& r) {
 
   md << "## What the paper claims, on this run\n\n";
   for (const Claim& c : check_claims(r))
-    md << "- " << (c.held ? "holds" : "**does not hold**") << ": " << c.statement << " ("
-       << c.evidence << ")\n";
+    md << "- " << (c.verdict == Verdict::fails ? "**does not hold**" : verdict_text(c.verdict))
+       << ": " << c.statement << " (" << c.evidence << ")\n";
   md << "\n";
 
   md << "## Fidelity: the data, the cloning, the certificate\n\n"

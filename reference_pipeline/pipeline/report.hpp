@@ -30,10 +30,16 @@ std::string certification_rate_svg(const PipelineResult& result); // the first s
 std::string methods_svg(const PipelineResult& result);
 std::string cost_histogram_svg(const PipelineResult& result);
 
-// Each claim of the paper's main table that a run can check, with whether it held.
+// Each claim of the paper's main table that a run can check, with whether it held. A claim
+// about a clone's cost is judged on the 95% bootstrap interval of its mean over seeds, never on
+// one seed: over the budget when the interval's lower end is above it, within when its upper
+// end is at or below it, otherwise (or with fewer than two seeds) undetermined.
+enum class Verdict { holds, fails, undetermined };
+std::string_view verdict_text(Verdict v);  // "holds", "does not hold", "undetermined at ..."
+
 struct Claim {
   std::string statement;
-  bool held = false;
+  Verdict verdict = Verdict::undetermined;
   std::string evidence;
 };
 std::vector<Claim> check_claims(const PipelineResult& result);
