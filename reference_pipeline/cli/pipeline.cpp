@@ -22,7 +22,9 @@
 
 #include <data/atomic_output.hpp>
 #include <data/dsrl.hpp>
+#include <data/npy.hpp>
 #include <learning/backend.hpp>
+#include <learning/model_file.hpp>
 #include <pipeline/corridor_study.hpp>
 #include <pipeline/pipeline.hpp>
 #include <pipeline/report.hpp>
@@ -40,7 +42,8 @@ namespace pl = ltt::pipeline;
 
 constexpr Flag pipeline_flags[] = {
     {"task", FlagKind::text, "point-goal, car-run, point-goal-reckless or corridor", {}, true},
-    {"out", FlagKind::text, "output directory (created if missing): report.json, report.md, *.svg",
+    {"out", FlagKind::text,
+     "output directory (created if missing): report.json, report.md, *.svg, seed-S/ artifacts",
      {}, true},
     {"preset", FlagKind::text, "demo (minutes), paper (the paper's hyperparameters) or tiny", "demo"},
     {"seeds", FlagKind::count, "run seeds 1..S (default: 1 for demo and tiny, 5 for paper)"},
@@ -99,11 +102,46 @@ std::filesystem::path prepare_out(const std::string& text) {
   return out;
 }
 
+// Each file atomically; `name` may hold a subdirectory ("seed-1/scores.npy").
 void write_files(const std::filesystem::path& out,
                  const std::vector<std::pair<std::string, std::string>>& files) {
   std::filesystem::create_directories(out);
-  for (const auto& [name, text] : files)
+  for (const auto& [name, text] : files) {
+    std::filesystem::create_directories((out / name).parent_path());
     data::write_stream_atomically(out / name, [&](std::ostream& s) { s << text; });
+  }
+}
+
+// A one-dimensional .npy file's bytes (little-endian, as np.save writes on this machine).
+template <class T>
+std::string npy_bytes(data::DType dtype, const std::vector<T>& values) {
+  std::string bytes = data::npy_header(dtype, {static_cast<std::int64_t>(values.size())});
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  return bytes;
+}
+
+// A seed's hand-off files: the value's scores of every pool episode, the calibrated selection
+// (certified or fallback) as episode indices, the calibration labels in `ltt certify --labels`
+// form, and the value ensemble (a model file).
+struct SeedArtifacts {
+  std::string scores, selection, labels, model;
+};
+
+SeedArtifacts seed_artifacts(const pl::SeedResult& s) {
+  const std::string dir = "seed-" + std::to_string(s.seed) + "/";
+  return {dir + "scores.npy", dir + "selection.npy", dir + "labels.csv", dir + "model.ltt"};
+}
+
+std::vector<std::pair<std::string, std::string>> seed_files(const pl::SeedResult& s) {
+  const SeedArtifacts at = seed_artifacts(s);
+  std::string labels = "id,unsafe\n";
+  for (std::size_t i = 0; i < s.calibration.index.size(); ++i)
+    labels += std::to_string(s.calibration.index[i]) + "," +
+              std::to_string(static_cast<int>(s.calibration.unsafe[i])) + "\n";
+  return {{at.scores, npy_bytes(data::DType::float64, s.scores)},
+          {at.selection, npy_bytes(data::DType::int64, s.calibrated.selected)},
+          {at.labels, std::move(labels)},
+          {at.model, learning::encode_models(s.value.members)}};
 }
 
 void write_interval(JsonWriter& json, std::string_view name, const pl::Interval& i) {
@@ -248,6 +286,16 @@ std::string report_json(const pl::PipelineResult& r) {
         .field("count", s.labels_only.selection.count)
         .field("selection_size", static_cast<std::int64_t>(s.labels_only.selection.selected.size()))
         .end_object();
+    {
+      const SeedArtifacts at = seed_artifacts(s);
+      json.key("artifacts")
+          .begin_object()
+          .field("scores", at.scores)
+          .field("selection", at.selection)
+          .field("labels", at.labels)
+          .field("model", at.model)
+          .end_object();
+    }
     json.key("oracle").begin_object();
     json.field("unsafe_member_cost", s.unsafe_member_cost);
     json.field("purity_margin", s.purity_margin)
@@ -476,13 +524,15 @@ int run_pipeline(const Invocation& call) {
       {"certification_rate.svg", pl::certification_rate_svg(result)},
       {"methods.svg", pl::methods_svg(result)},
       {"cost_histogram.svg", pl::cost_histogram_svg(result)}};
+  for (const pl::SeedResult& s : result.seeds)
+    for (auto& file : seed_files(s)) files.push_back(std::move(file));
   write_files(out, files);
   if (args->flag("json"))
     call.out << json;
   else
     call.out << pl::run_summary(result) << "\nwritten: " << (out / "report.md").string()
              << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg, "
-                "cost_histogram.svg\n";
+                "cost_histogram.svg, seed-S/{scores.npy, selection.npy, labels.csv, model.ltt}\n";
   return 0;
 }
 

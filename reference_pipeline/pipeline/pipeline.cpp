@@ -296,6 +296,7 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   r.scores = learning::trajectory_scores(value.ensemble, pool.observations, od, pool.offsets, {},
                                          backend);
   r.score_cost_spearman = spearman(r.scores, pool.episodic_cost);
+  r.value = value.ensemble;
   lap("value");
 
   // Calibration and selection (sections 4.2-4.4).

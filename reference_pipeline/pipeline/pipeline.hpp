@@ -162,6 +162,7 @@ struct SeedResult {
   double pair_accuracy = 0;               // V-bar on the training pairs
   double score_cost_spearman = 0;         // g against episodic cost over the pool (oracle)
   std::vector<double> scores;             // g(tau) per trajectory
+  learning::ValueEnsemble value;          // the ensemble that scored them (raw observation rows)
   // calibration
   curation::Calibration calibration;
   curation::CalibratedSelection calibrated;

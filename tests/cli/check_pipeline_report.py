@@ -1,13 +1,16 @@
 """Checks an `ltt pipeline` output folder with independent tools (json, xml.etree, scipy):
 report.json's structure and invariants, the certificate's p-values against scipy's
-hypergeometric cdf, and that every figure is well-formed SVG.
+hypergeometric cdf, every figure well-formed SVG, and each seed's artifacts (scores.npy,
+selection.npy, labels.csv, model.ltt) read back and consistent with report.json.
 
     python3 check_pipeline_report.py DIR TASK
 
 Exits non-zero with a message on the first failed check.
 """
+import ast
 import json
 import math
+import struct
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -54,7 +57,47 @@ METHODS = ["BC-All", "BC-Safe", "V-filter", "Calibrated", "Calibrated-ungated",
            "Return-weighted", "Labels-only", "Random", "Return", "Bottom-return"]
 
 
-def check_pipeline(report, task):
+def read_npy(path):
+    """A one-dimensional little-endian .npy file as (dtype, values), without numpy."""
+    data = path.read_bytes()
+    require(data[:6] == b"\x93NUMPY", f"{path}: not a .npy file")
+    major = data[6]
+    length = struct.unpack("<H" if major == 1 else "<I", data[8:10] if major == 1 else data[8:12])[0]
+    start = 10 if major == 1 else 12
+    header = ast.literal_eval(data[start:start + length].decode("latin1"))
+    require(len(header["shape"]) == 1 and not header["fortran_order"], f"{path}: shape {header}")
+    fmt = {"<f8": "d", "<i8": "q"}[header["descr"]]
+    body = data[start + length:]
+    (n,) = header["shape"]
+    require(len(body) == 8 * n, f"{path}: {len(body)} bytes for {n} values")
+    return header["descr"], list(struct.unpack(f"<{n}{fmt}", body))
+
+
+def check_artifacts(folder, report, s):
+    where = f"seed {s['seed']}"
+    at = s["artifacts"]
+    c = s["certificate"]
+    dtype, scores = read_npy(folder / at["scores"])
+    require(dtype == "<f8" and len(scores) == report["pool"]["episodes"], f"{where}: scores.npy")
+    require(all(math.isfinite(x) for x in scores), f"{where}: scores not finite")
+    dtype, selection = read_npy(folder / at["selection"])
+    require(dtype == "<i8" and len(selection) == c["selection_size"], f"{where}: selection.npy size")
+    require(selection == sorted(set(selection)), f"{where}: selection not ascending and distinct")
+    # the selection is the threshold set of the scores at the certificate's threshold
+    require(selection == [i for i, x in enumerate(scores) if x >= c["threshold"]],
+            f"{where}: selection.npy is not S(threshold) of scores.npy")
+    lines = (folder / at["labels"]).read_text().splitlines()
+    require(lines[0] == "id,unsafe", f"{where}: labels.csv header")
+    labels = [tuple(int(v) for v in line.split(",")) for line in lines[1:]]
+    require(len(labels) == c["calibration_size"], f"{where}: labels.csv rows")
+    require(sum(u for _, u in labels) == c["calibration_unsafe"], f"{where}: labels.csv unsafe")
+    model = (folder / at["model"]).read_bytes()
+    require(model[:8] == b"ltt.mlp\n", f"{where}: model.ltt magic")
+    require(struct.unpack("<I", model[12:16])[0] == report["settings"]["members"],
+            f"{where}: model.ltt holds {struct.unpack('<I', model[12:16])[0]} networks")
+
+
+def check_pipeline(report, task, folder):
     require(report["task"] == task, f"task {report['task']!r} != {task!r}")
     budget = report["budget"]
     names = [m["name"] for m in report["methods"]]
@@ -114,6 +157,7 @@ def check_pipeline(report, task):
                 f"{where}: Labels-only size")
         require(s["labels_only"]["safe_fraction"] == s["v_filter"]["safe_fraction"],
                 f"{where}: Labels-only cuts at the V-filter's fraction")
+        check_artifacts(folder, report, s)
         require(by_name["Calibrated-ungated"]["selection_size"] == c["selection_size"],
                 f"{where}: Calibrated-ungated size")
         require(by_name["Calibrated"]["selection_size"] == s["gate"]["selection_size"],
@@ -153,7 +197,7 @@ def check_corridor(report):
 def main():
     folder, task = Path(sys.argv[1]), sys.argv[2]
     report = json.loads((folder / "report.json").read_text())
-    files = check_corridor(report) if task == "corridor" else check_pipeline(report, task)
+    files = check_corridor(report) if task == "corridor" else check_pipeline(report, task, folder)
     for name in files:
         path = folder / name
         require(path.is_file(), f"{name} missing")
