@@ -192,11 +192,13 @@ std::string summary_table(const PipelineResult& r) {
 
 namespace {
 
-// "the calibrated selection's 12 unsafe members average 1.34 B (cost 6.70)" (oracle).
-std::string unsafe_members_line(const SeedResult& s, double budget) {
-  const std::int64_t size = static_cast<std::int64_t>(s.calibrated.selected.size());
-  const auto unsafe = static_cast<std::int64_t>(
-      std::llround(s.realized_unsafe_fraction * static_cast<double>(size)));
+// "12 unsafe of 451, averaging 1.34 B (mean episodic cost 6.70, budget B = 5)" (oracle).
+std::string unsafe_members_line(const PipelineResult& r, const SeedResult& s) {
+  const double budget = r.task.budget;
+  const auto size = static_cast<std::int64_t>(s.calibrated.selected.size());
+  std::int64_t unsafe = 0;
+  for (const std::int64_t i : s.calibrated.selected)
+    unsafe += r.pool_unsafe_bits[static_cast<std::size_t>(i)] != 0;
   if (!s.unsafe_member_cost) return "no unsafe member among its " + std::to_string(size);
   return std::to_string(unsafe) + " unsafe of " + std::to_string(size) + ", averaging " +
          (budget > 0 ? fixed(*s.unsafe_member_cost / budget, 2) + " B" : std::string("n/a B")) +
@@ -286,7 +288,7 @@ std::string report_markdown(const PipelineResult& r) {
   for (const SeedResult& s : r.seeds)
     md << "- seed " << s.seed << ": the calibrated selection ("
        << (s.calibrated.certificate.certified ? "certified" : "uncertified fallback") << ") holds "
-       << unsafe_members_line(s, r.task.budget) << "; realized unsafe fraction "
+       << unsafe_members_line(r, s) << "; realized unsafe fraction "
        << fixed(s.realized_unsafe_fraction, 3) << " against alpha "
        << fixed(o.calibration.alpha, 2) << " (oracle).\n";
   md << "\n";
