@@ -271,6 +271,32 @@ TEST_CASE("run_seed: labels-only reads the n calibration labels and nothing else
   CHECK(b.methods[1].selection_size != a.methods[1].selection_size);
 }
 
+TEST_CASE("the value stage: train_safety_value on raw rows, no held-out share, is the ensemble "
+          "trained on the whole table") {
+  // What the restructure onto learning::train_safety_value kept: with normalization off, the
+  // same members as train_value_ensemble on the pool's full observation table.
+  const pl::Task& t = pl::task_named("point-goal");
+  const pl::PipelineOptions o = tiny(t.name);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  const ltt::learning::SafetyValueSeeds seeds = ltt::learning::safety_value_seeds(1);
+  cur::PreferencePairOptions pairs = o.pairs;
+  pairs.seed = seeds.pairs;
+  const ltt::learning::SegmentPairs segments =
+      ltt::learning::synthesized_pairs(pool.step_costs, pool.offsets, pairs);
+  ltt::learning::SafetyValueOptions shared;
+  shared.value = o.value;
+  shared.value.seed = seeds.value;
+  shared.held_out_fraction = 0;
+  shared.normalize_observations = false;
+  const ltt::learning::SafetyValue v = ltt::learning::train_safety_value(
+      pool.observations, pool.observation_dim, segments, shared);
+  const ltt::learning::ValueTrainingResult direct = ltt::learning::train_value_ensemble(
+      pool.observations, pool.observation_dim, segments, shared.value);
+  REQUIRE(v.ensemble.members.size() == direct.ensemble.members.size());
+  for (std::size_t k = 0; k < v.ensemble.members.size(); ++k)
+    CHECK(v.ensemble.members[k].parameters == direct.ensemble.members[k].parameters);
+}
+
 TEST_CASE("run_seed: observations z-scored by default, raw on request") {
   const pl::Task& t = pl::task_named("point-goal");
   pl::PipelineOptions o = tiny(t.name);
