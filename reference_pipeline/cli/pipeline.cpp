@@ -22,7 +22,9 @@
 
 #include <data/atomic_output.hpp>
 #include <data/dsrl.hpp>
+#include <data/npy.hpp>
 #include <learning/backend.hpp>
+#include <learning/model_file.hpp>
 #include <pipeline/corridor_study.hpp>
 #include <pipeline/pipeline.hpp>
 #include <pipeline/report.hpp>
@@ -40,7 +42,8 @@ namespace pl = ltt::pipeline;
 
 constexpr Flag pipeline_flags[] = {
     {"task", FlagKind::text, "point-goal, car-run, point-goal-reckless or corridor", {}, true},
-    {"out", FlagKind::text, "output directory (created if missing): report.json, report.md, *.svg",
+    {"out", FlagKind::text,
+     "output directory (created if missing): report.json, report.md, *.svg, seed-S/ artifacts",
      {}, true},
     {"preset", FlagKind::text, "demo (minutes), paper (the paper's hyperparameters) or tiny", "demo"},
     {"seeds", FlagKind::count, "run seeds 1..S (default: 1 for demo and tiny, 5 for paper)"},
@@ -59,8 +62,9 @@ constexpr Flag pipeline_flags[] = {
     {"validation-draws", FlagKind::count, "fresh calibration draws of the guarantee check (default 2000)"},
     {"threads", FlagKind::count, "policies trained at once and ensemble members", "2"},
     {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
-    {"normalize-observations", FlagKind::boolean,
-     "clone on z-scored observations (folded into the policy's first layer)"},
+    {"raw-observations", FlagKind::boolean,
+     "train the value, the clones and the labels-only classifier on raw observations (default: "
+     "z-scored per column, folded into each network's first layer)"},
     {"keep-pool", FlagKind::boolean, "keep the generated pool (DSRL layout) in --out"},
     {"json", FlagKind::boolean, "print report.json on standard output instead of the summary"},
 };
@@ -98,11 +102,46 @@ std::filesystem::path prepare_out(const std::string& text) {
   return out;
 }
 
+// Each file atomically; `name` may hold a subdirectory ("seed-1/scores.npy").
 void write_files(const std::filesystem::path& out,
                  const std::vector<std::pair<std::string, std::string>>& files) {
   std::filesystem::create_directories(out);
-  for (const auto& [name, text] : files)
+  for (const auto& [name, text] : files) {
+    std::filesystem::create_directories((out / name).parent_path());
     data::write_stream_atomically(out / name, [&](std::ostream& s) { s << text; });
+  }
+}
+
+// A one-dimensional .npy file's bytes (little-endian, as np.save writes on this machine).
+template <class T>
+std::string npy_bytes(data::DType dtype, const std::vector<T>& values) {
+  std::string bytes = data::npy_header(dtype, {static_cast<std::int64_t>(values.size())});
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  return bytes;
+}
+
+// A seed's hand-off files: the value's scores of every pool episode, the calibrated selection
+// (certified or fallback) as episode indices, the calibration labels in `ltt certify --labels`
+// form, and the value ensemble (a model file).
+struct SeedArtifacts {
+  std::string scores, selection, labels, model;
+};
+
+SeedArtifacts seed_artifacts(const pl::SeedResult& s) {
+  const std::string dir = "seed-" + std::to_string(s.seed) + "/";
+  return {dir + "scores.npy", dir + "selection.npy", dir + "labels.csv", dir + "model.ltt"};
+}
+
+std::vector<std::pair<std::string, std::string>> seed_files(const pl::SeedResult& s) {
+  const SeedArtifacts at = seed_artifacts(s);
+  std::string labels = "id,unsafe\n";
+  for (std::size_t i = 0; i < s.calibration.index.size(); ++i)
+    labels += std::to_string(s.calibration.index[i]) + "," +
+              std::to_string(static_cast<int>(s.calibration.unsafe[i])) + "\n";
+  return {{at.scores, npy_bytes(data::DType::float64, s.scores)},
+          {at.selection, npy_bytes(data::DType::int64, s.calibrated.selected)},
+          {at.labels, std::move(labels)},
+          {at.model, learning::encode_models(s.value.members)}};
 }
 
 void write_interval(JsonWriter& json, std::string_view name, const pl::Interval& i) {
@@ -125,6 +164,27 @@ void write_evaluation(JsonWriter& json, const pl::Evaluation& e) {
       .field("delta", e.delta)
       .field("over_budget_probability_upper", e.over_budget_upper)
       .field("cost_upper", e.cost_upper)
+      .end_object();
+}
+
+// Where a clone's cost comes from: the data it was trained on, and the gap cloning adds.
+void write_fidelity(JsonWriter& json, const pl::MethodSummary& m) {
+  write_interval(json, "data_cost", m.data_cost);
+  write_interval(json, "cloning_gap", m.cloning_gap);
+  json.field("refused_seeds", m.refused_seeds);
+  if (m.cost.samples == 0) {
+    json.field("pooled", std::optional<double>{});
+    return;
+  }
+  json.key("pooled")
+      .begin_object()
+      .field("seeds", m.cost.samples)
+      .field("episodes", static_cast<std::int64_t>(m.pooled.costs.size()))
+      .field("mean_cost", m.pooled.mean_cost)
+      .field("over_budget", m.pooled.over_budget)
+      .field("delta", m.pooled.delta)
+      .field("over_budget_probability_upper", m.pooled.over_budget_upper)
+      .field("cost_upper", m.pooled.cost_upper)
       .end_object();
 }
 
@@ -154,7 +214,10 @@ std::string report_json(const pl::PipelineResult& r) {
       .field("members", o.value.members)
       .field("value_epochs", o.value.epochs)
       .field("policy_epochs", o.policy.epochs)
-      .field("normalize_observations", o.policy.normalize_observations)
+      .field("normalize_observations", o.normalize_observations)
+      .field("observations", o.normalize_observations ? "z-scored" : "raw")
+      .field("return_weight_kappa", o.return_weight_kappa)
+      .field("cost_range", r.task.cost_range)
       .field("calibration_size", o.calibration_size)
       .field("alpha", o.calibration.alpha)
       .field("delta", o.calibration.delta)
@@ -180,6 +243,7 @@ std::string report_json(const pl::PipelineResult& r) {
     write_interval(json, "reward_ci", m.reward);
     write_interval(json, "cost_ci", m.cost);
     write_interval(json, "selection_size", m.selection_size);
+    write_fidelity(json, m);
     json.end_object();
   }
   json.end_array();
@@ -205,7 +269,35 @@ std::string report_json(const pl::PipelineResult& r) {
         .field("count", s.v_filter.count)
         .field("selection_size", static_cast<std::int64_t>(s.v_filter.selected.size()))
         .end_object();
+    json.key("return_weighted")
+        .begin_object()
+        .field("outcome", curation::gate_outcome_name(s.return_weighted.outcome))
+        .field("kappa", s.return_weighted.kappa)
+        .field("draws", s.return_weighted.outcome == curation::GateOutcome::refused
+                            ? std::int64_t{0}
+                            : static_cast<std::int64_t>(s.return_weighted.resampled.size()))
+        .field("unsafe_mass_bound", s.return_weighted.unsafe_mass_bound)
+        .end_object();
+    json.key("labels_only")
+        .begin_object()
+        .field("training_rows", s.labels_only.training_rows)
+        .field("final_loss", s.labels_only.final_loss)
+        .field("safe_fraction", s.labels_only.selection.safe_fraction)
+        .field("count", s.labels_only.selection.count)
+        .field("selection_size", static_cast<std::int64_t>(s.labels_only.selection.selected.size()))
+        .end_object();
+    {
+      const SeedArtifacts at = seed_artifacts(s);
+      json.key("artifacts")
+          .begin_object()
+          .field("scores", at.scores)
+          .field("selection", at.selection)
+          .field("labels", at.labels)
+          .field("model", at.model)
+          .end_object();
+    }
     json.key("oracle").begin_object();
+    json.field("unsafe_member_cost", s.unsafe_member_cost);
     json.field("purity_margin", s.purity_margin)
         .field("first_step_rate", s.first_step_rate)
         .field("realized_unsafe_fraction", s.realized_unsafe_fraction)
@@ -239,9 +331,11 @@ std::string report_json(const pl::PipelineResult& r) {
           .field("transitions", m.transitions)
           .field("selection_unsafe_fraction", m.selection_unsafe_fraction)
           .field("same_as_previous", m.same_as_previous)
+          .field("refused", m.refused)
           .field("final_loss", m.final_loss);
       if (m.selection_size > 0) {
         json.field("reward", m.evaluation.mean_return).field("cost", m.evaluation.mean_cost);
+        json.field("data_cost", m.data_cost).field("cloning_gap", m.cloning_gap);
         write_evaluation(json, m.evaluation);
       }
       json.end_object();
@@ -407,7 +501,7 @@ int run_pipeline(const Invocation& call) {
   o.certificate_delta = o.calibration.delta;
   o.backend = &learning::backend_named(args->text("backend"));
   o.keep_pool = args->flag("keep-pool");
-  o.policy.normalize_observations = args->flag("normalize-observations");
+  o.normalize_observations = !args->flag("raw-observations");
   o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
                                       ("ltt-pipeline-" + std::to_string(::getpid()));
 
@@ -423,16 +517,22 @@ int run_pipeline(const Invocation& call) {
   const pl::PipelineResult result = pl::run_pipeline(
       o, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
   const std::string json = report_json(result);
-  write_files(out, {{"report.json", json},
-                    {"report.md", pl::report_markdown(result)},
-                    {"score_vs_cost.svg", pl::score_cost_svg(result)},
-                    {"certification_rate.svg", pl::certification_rate_svg(result)},
-                    {"methods.svg", pl::methods_svg(result)}});
+  std::vector<std::pair<std::string, std::string>> files{
+      {"report.json", json},
+      {"report.md", pl::report_markdown(result)},
+      {"score_vs_cost.svg", pl::score_cost_svg(result)},
+      {"certification_rate.svg", pl::certification_rate_svg(result)},
+      {"methods.svg", pl::methods_svg(result)},
+      {"cost_histogram.svg", pl::cost_histogram_svg(result)}};
+  for (const pl::SeedResult& s : result.seeds)
+    for (auto& file : seed_files(s)) files.push_back(std::move(file));
+  write_files(out, files);
   if (args->flag("json"))
     call.out << json;
   else
     call.out << pl::run_summary(result) << "\nwritten: " << (out / "report.md").string()
-             << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg\n";
+             << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg, "
+                "cost_histogram.svg, seed-S/{scores.npy, selection.npy, labels.csv, model.ltt}\n";
   return 0;
 }
 

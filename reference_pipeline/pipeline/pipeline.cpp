@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <curation/calibration.hpp>
+#include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
 #include <curation/threshold_grid.hpp>
 #include <data/dsrl.hpp>
@@ -22,13 +23,14 @@ namespace ltt::pipeline {
 namespace {
 
 // The seed streams of one pipeline seed (learning::stream_seed(seed, stream)).
+// Streams 1 (preference pairs) and 2 (the ensemble) are learning::safety_value_seeds'.
 enum Stream : std::uint64_t {
-  pairs_stream = 1,
-  value_stream = 2,
   calibration_stream = 3,
   random_selection_stream = 4,
   evaluation_stream = 5,
   validation_stream = 6,
+  labels_only_stream = 7,
+  return_weighted_stream = 8,
   policy_stream = 16,  // + method index
 };
 
@@ -49,6 +51,8 @@ void check_options(const PipelineOptions& o) {
   require(o.reward_fraction > 0 && o.reward_fraction <= 1, "reward_fraction", "must lie in (0, 1]");
   require(o.certificate_delta > 0 && o.certificate_delta < 1, "certificate_delta",
           "must lie in (0, 1)");
+  require(std::isfinite(o.return_weight_kappa) && o.return_weight_kappa >= 0,
+          "return_weight_kappa", "must be finite and >= 0");
   require(o.threads >= 1, "threads", "must be >= 1");
   require(o.rate_curve_max >= 1, "rate_curve_max", "must be >= 1");
   require(o.validation_draws >= 1, "validation_draws", "must be >= 1");
@@ -84,27 +88,65 @@ double spearman(std::span<const double> a, std::span<const double> b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
-// The K trajectories of largest return (ties broken by position), ascending positions.
-std::vector<std::int64_t> top_by_return(std::span<const double> returns, std::int64_t K) {
+enum class ReturnEnd { top, bottom };
+
+// The K trajectories of largest (top) or smallest (bottom) return, ties broken by position,
+// ascending positions.
+std::vector<std::int64_t> by_return(std::span<const double> returns, std::int64_t K,
+                                    ReturnEnd end) {
   std::vector<std::int64_t> order(returns.size());
   std::iota(order.begin(), order.end(), std::int64_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    return returns[static_cast<std::size_t>(a)] > returns[static_cast<std::size_t>(b)];
+    const double ra = returns[static_cast<std::size_t>(a)], rb = returns[static_cast<std::size_t>(b)];
+    return end == ReturnEnd::top ? ra > rb : ra < rb;
   });
   order.resize(static_cast<std::size_t>(K));
   std::sort(order.begin(), order.end());
   return order;
 }
 
-struct MethodSelection {
-  std::string name;
-  std::vector<std::int64_t> selected;
-};
+double mean_cost(std::span<const double> episodic_cost, std::span<const std::int64_t> selected) {
+  double total = 0;
+  for (const std::int64_t i : selected) total += episodic_cost[static_cast<std::size_t>(i)];
+  return selected.empty() ? 0.0 : total / static_cast<double>(selected.size());
+}
 
 }  // namespace
 
+LabelsOnlyFilter labels_only_filter(std::span<const float> observations, std::int64_t obs_dim,
+                                    std::span<const std::int64_t> offsets,
+                                    const curation::Calibration& calibration,
+                                    const learning::PolicyTrainingOptions& classifier,
+                                    const learning::Backend& backend) {
+  const auto N = static_cast<std::int64_t>(offsets.size()) - 1;
+  require(N >= 1, "offsets", "must bound at least one trajectory");
+  require(calibration.index.size() == calibration.unsafe.size() && !calibration.index.empty(),
+          "calibration", "must hold as many labels as positions, at least one");
+  const auto d = static_cast<std::size_t>(obs_dim);
+  std::vector<float> states, targets;
+  for (std::size_t i = 0; i < calibration.index.size(); ++i) {
+    const std::int64_t t = calibration.index[i];
+    require(t >= 0 && t < N, "calibration", "holds a position outside the pool");
+    const auto lo = static_cast<std::size_t>(offsets[static_cast<std::size_t>(t)]);
+    const auto hi = static_cast<std::size_t>(offsets[static_cast<std::size_t>(t) + 1]);
+    states.insert(states.end(), observations.begin() + static_cast<std::ptrdiff_t>(lo * d),
+                  observations.begin() + static_cast<std::ptrdiff_t>(hi * d));
+    targets.insert(targets.end(), hi - lo, calibration.unsafe[i] ? -1.0F : 1.0F);
+  }
+  LabelsOnlyFilter out;
+  out.training_rows = static_cast<std::int64_t>(targets.size());
+  const learning::BehaviorData data{states, obs_dim, targets, 1, {}};
+  learning::PolicyTrainingResult trained = learning::train_policy(data, classifier, backend);
+  out.final_loss = trained.epoch_loss.empty() ? 0.0 : trained.epoch_loss.back();
+  // The value's scoring rule on the classifier's output at every state of the pool.
+  const std::vector<float> output = learning::policy_actions(trained.policy, observations, backend);
+  out.scores = curation::trajectory_scores(std::vector<double>(output.begin(), output.end()), offsets);
+  out.selection = curation::v_filter(out.scores, calibration);
+  return out;
+}
+
 std::vector<std::string> method_names() {
-  return {"BC-All", "BC-Safe", "V-filter", "Calibrated", "Calibrated-ungated", "Random", "Return"};
+  return {method_list.begin(), method_list.end()};
 }
 
 PipelineOptions preset_options(std::string_view preset, std::string_view task) {
@@ -223,34 +265,38 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
     stage = Clock::now();
   };
 
-  // Preferences and the value (section 4.1).
+  // Preferences and the value (section 4.1), through the path `ltt score` takes: every pair
+  // trains (no held-out share), the pairs and the ensemble seeded as safety_value_seeds says.
+  const learning::SafetyValueSeeds seeds = learning::safety_value_seeds(seed);
   curation::PreferencePairOptions pair_options = options.pairs;
-  pair_options.seed = learning::stream_seed(seed, pairs_stream);
-  const curation::PreferencePairs pairs =
-      curation::sample_preference_pairs(pool.step_costs, pool.offsets, pair_options);
-  r.pairs = static_cast<std::int64_t>(pairs.pairs.size());
-  r.pair_attempts = pairs.attempts;
-  r.pair_ties = pairs.ties_skipped;
+  pair_options.seed = seeds.pairs;
+  curation::PreferencePairs drawn;
+  const learning::SegmentPairs segments =
+      learning::synthesized_pairs(pool.step_costs, pool.offsets, pair_options, &drawn);
+  r.pairs = static_cast<std::int64_t>(drawn.pairs.size());
+  r.pair_attempts = drawn.attempts;
+  r.pair_ties = drawn.ties_skipped;
   if (r.pairs == 0)
     throw std::invalid_argument("pipeline: no preference pair could be drawn (every segment pair "
                                 "tied in cost); the pool has no cost contrast");
-  const learning::SegmentPairs segments =
-      learning::segment_pairs(pairs, pool.offsets, pair_options.segment_length);
-  learning::ValueTrainingOptions value_options = options.value;
-  value_options.seed = learning::stream_seed(seed, value_stream);
-  value_options.threads = options.threads;
-  say("value ensemble: " + std::to_string(value_options.members) + " members, " +
-      std::to_string(value_options.epochs) + " epochs on " + std::to_string(r.pairs) +
+  learning::SafetyValueOptions value_options;
+  value_options.value = options.value;
+  value_options.value.seed = seeds.value;
+  value_options.value.threads = options.threads;
+  value_options.held_out_fraction = 0;
+  value_options.normalize_observations = options.normalize_observations;
+  say("value ensemble: " + std::to_string(value_options.value.members) + " members, " +
+      std::to_string(value_options.value.epochs) + " epochs on " + std::to_string(r.pairs) +
       " preference pairs (H = " + std::to_string(pair_options.segment_length) + ")");
-  const learning::ValueTrainingResult value =
-      learning::train_value_ensemble(pool.observations, od, segments, value_options, backend);
+  const learning::SafetyValue value =
+      learning::train_safety_value(pool.observations, od, segments, value_options, backend);
   for (const auto& losses : value.epoch_loss)
     r.value_final_loss.push_back(losses.empty() ? 0.0 : losses.back());
-  r.pair_accuracy =
-      learning::evaluate_pairs(value.ensemble, pool.observations, od, segments, backend).accuracy;
+  r.pair_accuracy = value.train.accuracy;
   r.scores = learning::trajectory_scores(value.ensemble, pool.observations, od, pool.offsets, {},
                                          backend);
   r.score_cost_spearman = spearman(r.scores, pool.episodic_cost);
+  r.value = value.ensemble;
   lap("value");
 
   // Calibration and selection (sections 4.2-4.4).
@@ -265,7 +311,16 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   r.gated = curation::top_return_subselection(r.calibrated, pool.episodic_return,
                                               options.reward_fraction);
   r.v_filter = curation::v_filter(r.scores, r.calibration);
+  r.return_weighted = curation::return_weighted_resample(
+      r.calibrated, pool.episodic_return, options.return_weight_kappa,
+      learning::stream_seed(seed, return_weighted_stream));
   r.realized_unsafe_fraction = curation::unsafe_fraction(pool.unsafe, r.calibrated.selected);
+  {
+    std::vector<std::int64_t> unsafe_members;
+    for (const std::int64_t i : r.calibrated.selected)
+      if (pool.unsafe[static_cast<std::size_t>(i)] != 0) unsafe_members.push_back(i);
+    if (!unsafe_members.empty()) r.unsafe_member_cost = mean_cost(pool.episodic_cost, unsafe_members);
+  }
   {
     const double alpha = options.calibration.alpha, delta = options.calibration.delta;
     const curation::ThresholdGrid grid =
@@ -304,22 +359,42 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
           : "refused: uncertified fallback of " + std::to_string(r.calibrated.selected.size()) +
                 " trajectories");
 
+  // The labels-only control: a classifier on the n labels, cut at the V-filter's fraction.
+  {
+    learning::PolicyTrainingOptions classifier = options.policy;
+    classifier.hidden = options.value.hidden;
+    classifier.seed = learning::stream_seed(seed, labels_only_stream);
+    classifier.progress = learning::Progress::quiet;
+    classifier.normalize_observations = options.normalize_observations;
+    say("labels-only classifier: " + std::to_string(n) + " labeled trajectories, " +
+        std::to_string(classifier.epochs) + " epochs");
+    r.labels_only = labels_only_filter(pool.observations, od, pool.offsets, r.calibration,
+                                       classifier, backend);
+  }
+  lap("labels-only");
+
   // The selections each method clones.
   std::vector<std::int64_t> all(static_cast<std::size_t>(N)), safe;
   std::iota(all.begin(), all.end(), std::int64_t{0});
   for (std::int64_t i = 0; i < N; ++i)
     if (pool.unsafe[static_cast<std::size_t>(i)] == 0) safe.push_back(i);
   const auto matched = static_cast<std::int64_t>(safe.size());
-  std::vector<MethodSelection> selections{
-      {"BC-All", all},
-      {"BC-Safe", safe},
-      {"V-filter", r.v_filter.selected},
-      {"Calibrated", r.gated.selected},
-      {"Calibrated-ungated", r.calibrated.selected},
-      {"Random",
-       curation::draw_calibration(N, matched, learning::stream_seed(seed, random_selection_stream))},
-      {"Return", top_by_return(pool.episodic_return, matched)},
+  std::vector<std::vector<std::int64_t>> selections(method_list.size());
+  const auto select = [&](Method m) -> std::vector<std::int64_t>& {
+    return selections[static_cast<std::size_t>(m)];
   };
+  select(Method::bc_all) = all;
+  select(Method::bc_safe) = safe;
+  select(Method::v_filter) = r.v_filter.selected;
+  select(Method::calibrated) = r.gated.selected;
+  select(Method::calibrated_ungated) = r.calibrated.selected;
+  select(Method::random) =
+      curation::draw_calibration(N, matched, learning::stream_seed(seed, random_selection_stream));
+  const bool resampled = r.return_weighted.outcome != curation::GateOutcome::refused;
+  if (resampled) select(Method::return_weighted) = r.return_weighted.resampled;
+  select(Method::labels_only) = r.labels_only.selection.selected;
+  select(Method::top_return) = by_return(pool.episodic_return, matched, ReturnEnd::top);
+  select(Method::bottom_return) = by_return(pool.episodic_return, matched, ReturnEnd::bottom);
 
   // Behavior cloning and evaluation, `threads` policies at a time. Each policy has its own seed,
   // so the results do not depend on the thread count.
@@ -334,15 +409,17 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
       if (m >= selections.size()) return;
       try {
         MethodResult& out = r.methods[m];
-        const MethodSelection& s = selections[m];
-        out.name = s.name;
-        out.selection_size = static_cast<std::int64_t>(s.selected.size());
-        out.selection_unsafe_fraction = curation::unsafe_fraction(pool.unsafe, s.selected);
-        if (m > 0 && s.selected == selections[m - 1].selected) continue;  // copied below
-        if (s.selected.empty()) continue;
+        const std::vector<std::int64_t>& selected = selections[m];
+        out.name = std::string(method_list[m]);
+        out.selection_size = static_cast<std::int64_t>(selected.size());
+        out.selection_unsafe_fraction = curation::unsafe_fraction(pool.unsafe, selected);
+        out.data_cost = mean_cost(pool.episodic_cost, selected);
+        out.refused = m == static_cast<std::size_t>(Method::return_weighted) && !resampled;
+        if (m > 0 && selected == selections[m - 1]) continue;  // copied below
+        if (selected.empty()) continue;
         std::vector<float> obs, act;
         const auto ad = static_cast<std::size_t>(pool.action_dim);
-        for (const std::int64_t t : s.selected) {
+        for (const std::int64_t t : selected) {
           const auto lo = static_cast<std::size_t>(pool.offsets[static_cast<std::size_t>(t)]);
           const auto hi = static_cast<std::size_t>(pool.offsets[static_cast<std::size_t>(t) + 1]);
           obs.insert(obs.end(), pool.observations.begin() + static_cast<std::ptrdiff_t>(lo * od),
@@ -354,12 +431,14 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
         learning::PolicyTrainingOptions policy_options = options.policy;
         policy_options.seed = learning::stream_seed(seed, policy_stream + m);
         policy_options.progress = learning::Progress::quiet;
+        policy_options.normalize_observations = options.normalize_observations;
         const learning::BehaviorData data{obs, od, act, pool.action_dim, {}};
         const learning::PolicyTrainingResult trained =
             learning::train_policy(data, policy_options, backend);
         out.final_loss = trained.epoch_loss.empty() ? 0.0 : trained.epoch_loss.back();
         out.evaluation = evaluate_policy(task, trained.policy, options.eval_episodes,
                                          evaluation_seed, options.certificate_delta, backend);
+        out.cloning_gap = out.evaluation.mean_cost - out.data_cost;
         const std::lock_guard lock(report);
         char line[160];
         std::snprintf(line, sizeof line, "%-18s %5lld trajectories -> reward %8.3f, cost %7.3f",
@@ -382,11 +461,12 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   }
   if (failure) std::rethrow_exception(failure);
   for (std::size_t m = 1; m < selections.size(); ++m)
-    if (selections[m].selected == selections[m - 1].selected &&
-        !selections[m].selected.empty()) {
+    if (selections[m] == selections[m - 1] && !selections[m].empty()) {
       const std::string name = r.methods[m].name;
+      const bool refused = r.methods[m].refused;
       r.methods[m] = r.methods[m - 1];
       r.methods[m].name = name;
+      r.methods[m].refused = refused;
       r.methods[m].same_as_previous = true;
     }
   lap("cloning");
@@ -430,23 +510,34 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
     out.seeds.push_back(run_seed(out.task, pool, options, options.seeds[i], seeded));
     out.certified_seeds += out.seeds.back().calibrated.certificate.certified;
   }
-  const std::vector<std::string> names = method_names();
-  for (std::size_t m = 0; m < names.size(); ++m) {
-    std::vector<double> reward, cost, size;
-    for (const SeedResult& s : out.seeds)
-      if (s.methods[m].selection_size > 0) {
-        reward.push_back(s.methods[m].evaluation.mean_return);
-        cost.push_back(s.methods[m].evaluation.mean_cost);
-        size.push_back(static_cast<double>(s.methods[m].selection_size));
-      }
+  for (std::size_t m = 0; m < method_list.size(); ++m) {
+    std::vector<double> reward, cost, size, data_cost, gap, pooled_returns, pooled_costs;
     MethodSummary summary;
-    summary.name = names[m];
+    summary.name = std::string(method_list[m]);
+    for (const SeedResult& s : out.seeds) {
+      const MethodResult& r = s.methods[m];
+      summary.refused_seeds += r.refused;
+      if (r.selection_size == 0) continue;
+      reward.push_back(r.evaluation.mean_return);
+      cost.push_back(r.evaluation.mean_cost);
+      size.push_back(static_cast<double>(r.selection_size));
+      data_cost.push_back(r.data_cost);
+      gap.push_back(r.cloning_gap);
+      pooled_returns.insert(pooled_returns.end(), r.evaluation.returns.begin(),
+                            r.evaluation.returns.end());
+      pooled_costs.insert(pooled_costs.end(), r.evaluation.costs.begin(), r.evaluation.costs.end());
+    }
     if (!reward.empty()) {
       const std::uint64_t bootstrap_seed = learning::stream_seed(0, m);
       summary.reward = bootstrap_mean(reward, 0.95, 10000, bootstrap_seed);
       summary.cost = bootstrap_mean(cost, 0.95, 10000, bootstrap_seed);
       summary.selection_size = bootstrap_mean(size, 0.95, 10000, bootstrap_seed);
+      summary.data_cost = bootstrap_mean(data_cost, 0.95, 10000, bootstrap_seed);
+      summary.cloning_gap = bootstrap_mean(gap, 0.95, 10000, bootstrap_seed);
       summary.within_budget = summary.cost.mean <= out.task.budget;
+      summary.pooled = summarize_episodes(std::move(pooled_returns), std::move(pooled_costs),
+                                          out.task.budget, out.task.cost_range,
+                                          options.certificate_delta);
     }
     out.summary.push_back(summary);
   }

@@ -10,13 +10,24 @@
 //   -> certification-gated reward-aware sub-selection (top half by return, certified only)
 //   -> behavior cloning of every method's selection -> evaluation (100 episodes)
 //
+// Observations are z-scored per column for the value, the cloned policies and the labels-only
+// classifier alike, each over the rows it trains on, the map folded into the first layer
+// (normalize_observations; the paper does not state a normalization, this is standard practice
+// for MLP inputs); normalize_observations = false (`--raw-observations`) trains on raw rows.
+//
 // Methods side by side, as in the paper's main table:
 //   BC-All               every trajectory of the pool
 //   BC-Safe              the ground-truth safe trajectories (a label on every trajectory)
 //   V-filter             top floor(f N) by score, f the calibration sample's safe fraction
 //   Calibrated           the calibrated selection after the gated sub-selection
 //   Calibrated-ungated   the calibrated selection itself (identical when uncertified)
-//   Random, Return       uniform / top-by-return selections of BC-Safe's size (matched size)
+//   Return-weighted      certified return-weighted cloning: |S| draws from the calibrated
+//                        selection S with probability proportional to exp(clip(z(R), +-kappa)),
+//                        kappa = 2; refused (not cloned) on an uncertified selection
+//   Labels-only          a state classifier trained on the n calibration labels alone, scored
+//                        and cut like the V-filter (labels_only_filter)
+//   Random, Return,      uniform / top-by-return / bottom-by-return selections of BC-Safe's
+//   Bottom-return        size (matched size)
 //
 // The pool is fixed across seeds (one dataset per task, as in the paper); a seed s draws the
 // preference pairs, the ensemble's initialization, the calibration sample, the random
@@ -24,6 +35,7 @@
 // stream learning::stream_seed(s, stream). Diagnostics computed from every label (the oracle
 // unsafe count of each grid selection, the purity margin, the closed-form certification rate)
 // are reported next to the procedure's own outputs, never fed into them.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -39,6 +51,7 @@
 #include <curation/validation.hpp>
 #include <learning/backend.hpp>
 #include <learning/behavior_cloning.hpp>
+#include <learning/safety_value.hpp>
 #include <learning/value_training.hpp>
 
 #include "pipeline/bootstrap.hpp"
@@ -60,6 +73,8 @@ struct PipelineOptions {
   std::int64_t calibration_size = 200;           // n
   curation::CalibratedSelectionOptions calibration{};  // alpha 0.25, delta 0.1, paper grid, 50
   double reward_fraction = 0.5;                  // gated sub-selection: top half by return
+  double return_weight_kappa = 2;                // certified return-weighted cloning's clip
+  bool normalize_observations = true;            // z-scored inputs (value, policies, classifier)
   std::int64_t eval_episodes = 100;
   double certificate_delta = 0.1;                // policy certificates' 1 - confidence
   std::int64_t rate_curve_max = 2000;            // certification rate plotted for n up to this
@@ -102,8 +117,35 @@ struct MethodResult {
   double selection_unsafe_fraction = 0;   // oracle: share of the selection over budget
   double final_loss = 0;                  // behavior cloning, last epoch
   bool same_as_previous = false;          // Calibrated-ungated when the gate refused: not retrained
+  bool refused = false;                   // Return-weighted on an uncertified selection: not run
+  // The data's side of the clone's cost: the mean episodic cost of the trajectories cloned
+  // (repeats counted), and the clone's mean cost minus it (the cloning gap).
+  double data_cost = 0;
+  double cloning_gap = 0;
   Evaluation evaluation;
 };
+
+// The labels-only control (paper, appendix "Labels-only filtering"): a state classifier trained
+// on the n calibration trajectories alone, every state labeled with its trajectory's bit
+// (+1 within budget, -1 over it), with the value's hidden widths and a tanh output fitted by
+// squared error (learning::train_policy: a squared-error classifier, not the paper's unstated
+// loss); a trajectory scores the mean output over its states (the value's scoring rule), and
+// the selection keeps the top floor(f N) by score at the calibration sample's safe fraction f
+// (curation::v_filter's rule). Reads no label outside the calibration sample.
+struct LabelsOnlyFilter {
+  std::vector<double> scores;            // per pool trajectory
+  curation::VFilterSelection selection;
+  std::int64_t training_rows = 0;        // states of the n labeled trajectories
+  double final_loss = 0;                 // squared error, last epoch
+};
+
+// `classifier` gives the hidden widths, epochs, batch, seed and normalization; its other
+// fields are kept. Throws std::invalid_argument for a calibration outside the pool.
+LabelsOnlyFilter labels_only_filter(std::span<const float> observations, std::int64_t obs_dim,
+                                    std::span<const std::int64_t> offsets,
+                                    const curation::Calibration& calibration,
+                                    const learning::PolicyTrainingOptions& classifier,
+                                    const learning::Backend& backend = learning::eigen_backend());
 
 // Oracle view of one grid step (every label read; the procedure never sees it).
 struct GridOracle {
@@ -120,11 +162,17 @@ struct SeedResult {
   double pair_accuracy = 0;               // V-bar on the training pairs
   double score_cost_spearman = 0;         // g against episodic cost over the pool (oracle)
   std::vector<double> scores;             // g(tau) per trajectory
+  learning::ValueEnsemble value;          // the ensemble that scored them (raw observation rows)
   // calibration
   curation::Calibration calibration;
   curation::CalibratedSelection calibrated;
   curation::RewardSubselection gated;
   curation::VFilterSelection v_filter;
+  curation::ReturnWeightedResample return_weighted;
+  LabelsOnlyFilter labels_only;
+  // Oracle: the mean episodic cost of the calibrated selection's members over budget (none:
+  // the selection holds no unsafe trajectory), what a failed clone's cost can be set against.
+  std::optional<double> unsafe_member_cost;
   std::vector<GridOracle> grid;           // every grid step, oracle counts
   double purity_margin = 0;               // alpha - min_j U_j / N_j
   double first_step_rate = 0;             // certification_rate(N, N_1, U_1, n, alpha, delta)
@@ -144,6 +192,13 @@ struct MethodSummary {
   Interval reward, cost;          // over seeds: mean and 95% bootstrap CI
   bool within_budget = false;     // mean cost <= budget (the paper's convention)
   Interval selection_size;
+  Interval data_cost, cloning_gap;  // over the seeds that cloned
+  std::int64_t refused_seeds = 0;   // Return-weighted: seeds whose selection was uncertified
+  // The deployed-policy certificates on the episodes of every seed pooled (paper, appendix
+  // "Certificates on the deployed policy"): Clopper-Pearson on Pr[cost > budget] and
+  // Maurer-Pontil on E[cost] with the task's a-priori range; bounds for the policy that runs
+  // one of the seeds' clones at random, each seed contributing the same number of episodes.
+  Evaluation pooled;
 };
 
 struct PipelineResult {
@@ -169,7 +224,17 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
 // The whole run: the pool once, every seed, the summaries.
 PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& progress = {});
 
-// The method names in table order.
+// The methods in table order: Method indexes method_list, SeedResult::methods and
+// PipelineResult::summary.
+enum class Method : std::size_t {
+  bc_all, bc_safe, v_filter, calibrated, calibrated_ungated, return_weighted, labels_only,
+  random, top_return, bottom_return
+};
+inline constexpr std::array<std::string_view, 10> method_list = {
+    "BC-All",          "BC-Safe",     "V-filter", "Calibrated", "Calibrated-ungated",
+    "Return-weighted", "Labels-only", "Random",   "Return",     "Bottom-return"};
+
+// method_list as strings.
 std::vector<std::string> method_names();
 
 }  // namespace ltt::pipeline

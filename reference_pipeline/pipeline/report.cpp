@@ -30,7 +30,10 @@ std::string method_color(std::string_view name) {
   if (name == "V-filter") return "#9467bd";
   if (name == "Calibrated") return "#1f77b4";
   if (name == "Calibrated-ungated") return "#17becf";
+  if (name == "Return-weighted") return "#08306b";
+  if (name == "Labels-only") return "#e377c2";
   if (name == "Random") return "#bcbd22";
+  if (name == "Bottom-return") return "#8c564b";
   return "#ff7f0e";  // Return
 }
 
@@ -55,26 +58,66 @@ std::string seeds_text(const PipelineResult& r) {
 
 }  // namespace
 
+std::string_view verdict_text(Verdict v) {
+  switch (v) {
+    case Verdict::holds: return "holds";
+    case Verdict::fails: return "does not hold";
+    case Verdict::undetermined: return "undetermined at this number of seeds";
+  }
+  return "undetermined at this number of seeds";
+}
+
+namespace {
+
+Verdict verdict(bool held) { return held ? Verdict::holds : Verdict::fails; }
+
+// Where a clone's mean cost over seeds stands against the budget, on its bootstrap interval.
+enum class Standing { over, within, undetermined };
+
+Standing standing(const MethodSummary* m, double budget) {
+  if (!m || m->cost.samples < 2) return Standing::undetermined;
+  if (m->cost.low > budget) return Standing::over;
+  if (m->cost.high <= budget) return Standing::within;
+  return Standing::undetermined;
+}
+
+Verdict verdict_if(Standing s, Standing wanted) {
+  if (s == Standing::undetermined) return Verdict::undetermined;
+  return verdict(s == wanted);
+}
+
+// "mean cost 12.10, 95% interval [10.20, 14.00] over 3 seeds" or why there is no interval.
+std::string cost_evidence(const MethodSummary* m) {
+  if (!m || m->cost.samples == 0) return "not cloned on any seed";
+  if (m->cost.samples == 1) return "mean cost " + fixed(m->cost.mean, 2) + " on one seed (no interval)";
+  return "mean cost " + fixed(m->cost.mean, 2) + ", 95% interval [" + fixed(m->cost.low, 2) + ", " +
+         fixed(m->cost.high, 2) + "] over " + std::to_string(m->cost.samples) + " seeds";
+}
+
+}  // namespace
+
 std::vector<Claim> check_claims(const PipelineResult& r) {
   std::vector<Claim> claims;
   const double b = r.task.budget;
   const MethodSummary* all = find(r, "BC-All");
   const MethodSummary* cal = find(r, "Calibrated");
   const MethodSummary* safe = find(r, "BC-Safe");
-  const auto cost = [&](const MethodSummary* m) {
-    return m && m->cost.samples > 0 ? fixed(m->cost.mean, 2) : std::string("n/a");
-  };
+  const std::string against = ", against budget " + fixed(b, 0);
   if (all)
-    claims.push_back({"BC-All exceeds the budget", all->cost.samples > 0 && all->cost.mean > b,
-                      "mean cost " + cost(all) + " against budget " + fixed(b, 0)});
+    claims.push_back({"BC-All exceeds the budget", verdict_if(standing(all, b), Standing::over),
+                      cost_evidence(all) + against});
   if (cal)
     claims.push_back({"the calibrated clone is within the budget",
-                      cal->cost.samples > 0 && cal->cost.mean <= b,
-                      "mean cost " + cost(cal) + " against budget " + fixed(b, 0)});
-  if (safe && cal)
+                      verdict_if(standing(cal, b), Standing::within), cost_evidence(cal) + against});
+  if (safe && cal) {
+    const Standing s = standing(safe, b), c = standing(cal, b);
     claims.push_back({"the calibrated clone is within budget exactly when BC-Safe (full labels) is",
-                      cal->within_budget == safe->within_budget,
-                      "BC-Safe " + cost(safe) + ", Calibrated " + cost(cal)});
+                      s == Standing::undetermined || c == Standing::undetermined
+                          ? Verdict::undetermined
+                          : verdict(s == c),
+                      "BC-Safe " + cost_evidence(safe) + "; Calibrated " + cost_evidence(cal) +
+                          against});
+  }
   // The gate's premise (section 4.4): on a certified, hence clean, selection the top half by
   // return stays clean. Checked on the oracle composition of each certified seed's sub-selection.
   if (r.certified_seeds > 0) {
@@ -85,7 +128,7 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
           if (m.name == "Calibrated") worst = std::max(worst, m.selection_unsafe_fraction);
     claims.push_back({"the gated top-half-by-return sub-selection of a certified selection stays "
                       "at most alpha unsafe",
-                      worst <= r.options.calibration.alpha,
+                      verdict(worst <= r.options.calibration.alpha),
                       "worst realized unsafe fraction " + fixed(worst, 3) + " (oracle) against alpha " +
                           fixed(r.options.calibration.alpha, 2)});
   }
@@ -104,7 +147,7 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
     }
     if (draws > 0)
       claims.push_back({"false certification is at most delta (resampled calibration draws)",
-                        worst_lower <= r.options.calibration.delta,
+                        verdict(worst_lower <= r.options.calibration.delta),
                         "worst rate " + fixed(worst, 4) + " over " + std::to_string(draws) +
                             " fresh draws per seed, 95% interval from " + fixed(worst_lower, 4) +
                             ", against delta " + fixed(r.options.calibration.delta, 2)});
@@ -119,25 +162,51 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
                                (S == 1 ? "; " : "; mean ") + "closed-form certification rate at n = " +
                                std::to_string(r.options.calibration_size) + ": " + fixed(rate, 3);
   if (negative == S)
-    claims.push_back({"negative purity margin: the procedure refuses", r.certified_seeds == 0,
+    claims.push_back({"negative purity margin: the procedure refuses",
+                      verdict(r.certified_seeds == 0),
                       evidence + "; a refusal returns the Clopper-Pearson fallback, flagged"});
   else if (negative == 0)
-    claims.push_back({"positive purity margin: the procedure certifies", r.certified_seeds > 0,
+    claims.push_back({"positive purity margin: the procedure certifies",
+                      verdict(r.certified_seeds > 0),
                       evidence});
   return claims;
 }
 
 std::string summary_table(const PipelineResult& r) {
   std::ostringstream md;
-  md << "| method | trajectories | reward | cost | budget | within budget |\n"
-     << "|---|---:|---:|---:|---:|:---:|\n";
+  md << "| method | trajectories | reward | cost | data cost | cloning gap | budget | within budget |\n"
+     << "|---|---:|---:|---:|---:|---:|---:|:---:|\n";
   for (const MethodSummary& m : r.summary) {
-    md << "| " << m.name << " | " << (m.selection_size.samples ? fixed(m.selection_size.mean, 0) : "0")
-       << " | " << with_ci(m.reward) << " | " << with_ci(m.cost) << " | " << fixed(r.task.budget, 0)
-       << " | " << (m.cost.samples == 0 ? "n/a" : m.within_budget ? "**yes**" : "no") << " |\n";
+    std::string size = m.selection_size.samples ? fixed(m.selection_size.mean, 0) : "0";
+    if (m.refused_seeds > 0)
+      size = m.cost.samples == 0 ? "refused"
+                                 : size + " (refused on " + std::to_string(m.refused_seeds) +
+                                       (m.refused_seeds == 1 ? " seed)" : " seeds)");
+    md << "| " << m.name << " | " << size << " | " << with_ci(m.reward) << " | " << with_ci(m.cost)
+       << " | " << with_ci(m.data_cost) << " | " << with_ci(m.cloning_gap) << " | "
+       << fixed(r.task.budget, 0) << " | "
+       << (m.cost.samples == 0 ? "n/a" : m.within_budget ? "**yes**" : "no") << " |\n";
   }
   return md.str();
 }
+
+namespace {
+
+// "12 unsafe of 451, averaging 1.34 B (mean episodic cost 6.70, budget B = 5)" (oracle).
+std::string unsafe_members_line(const PipelineResult& r, const SeedResult& s) {
+  const double budget = r.task.budget;
+  const auto size = static_cast<std::int64_t>(s.calibrated.selected.size());
+  std::int64_t unsafe = 0;
+  for (const std::int64_t i : s.calibrated.selected)
+    unsafe += r.pool_unsafe_bits[static_cast<std::size_t>(i)] != 0;
+  if (!s.unsafe_member_cost) return "no unsafe member among its " + std::to_string(size);
+  return std::to_string(unsafe) + " unsafe of " + std::to_string(size) + ", averaging " +
+         (budget > 0 ? fixed(*s.unsafe_member_cost / budget, 2) + " B" : std::string("n/a B")) +
+         " (mean episodic cost " + fixed(*s.unsafe_member_cost, 2) + ", budget B = " +
+         fixed(budget, 0) + ")";
+}
+
+}  // namespace
 
 // "certified at quantile 0.45: 551 of 1000 trajectories (p = 0.0201 at m = 115, k = 20)".
 std::string certificate_line(const SeedResult& s) {
@@ -163,7 +232,7 @@ std::string run_summary(const PipelineResult& r) {
   for (const SeedResult& s : r.seeds) out << "seed " << s.seed << ": " << certificate_line(s) << "\n";
   out << "\n";
   for (const Claim& c : check_claims(r))
-    out << (c.held ? "holds: " : "does not hold: ") << c.statement << " (" << c.evidence << ")\n";
+    out << verdict_text(c.verdict) << ": " << c.statement << " (" << c.evidence << ")\n";
   return out.str();
 }
 
@@ -181,8 +250,12 @@ std::string report_markdown(const PipelineResult& r) {
      << fixed(r.pool_mean_cost, 2) << ".\n\n"
      << "Settings: " << o.pairs.pairs << " preference pairs of H = " << o.pairs.segment_length
      << "; value ensemble K = " << o.value.members << ", " << o.value.epochs << " epochs; "
-     << "behavior cloning " << o.policy.epochs << " epochs"
-     << (o.policy.normalize_observations ? " on z-scored observations" : "") << "; n = "
+     << "behavior cloning " << o.policy.epochs << " epochs; observations "
+     << (o.normalize_observations
+             ? "z-scored per column for the value, the clones and the labels-only classifier "
+               "(standard practice; the paper does not state a normalization)"
+             : "raw (--raw-observations: no normalization anywhere)")
+     << "; return-weighted kappa = " << fixed(o.return_weight_kappa, 1) << "; n = "
      << o.calibration_size
      << " calibration labels; alpha = " << fixed(o.calibration.alpha, 2) << ", delta = "
      << fixed(o.calibration.delta, 2) << "; " << o.eval_episodes
@@ -190,14 +263,34 @@ std::string report_markdown(const PipelineResult& r) {
 
   md << "## Methods\n\nReward and cost per evaluation episode, mean over seeds"
      << (r.seeds.size() > 1 ? " with a 95% percentile-bootstrap interval" : "")
-     << "; within budget means mean cost at most the budget. Random and Return select as many "
-        "trajectories as BC-Safe (the pool's ground-truth safe count).\n\n"
+     << "; within budget means mean cost at most the budget. Data cost is the mean episodic "
+        "cost of the trajectories a method cloned (repeats counted), the cloning gap the clone's "
+        "cost minus it. Random, Return and Bottom-return select as many trajectories as BC-Safe "
+        "(the pool's ground-truth safe count). Return-weighted resamples only a certified "
+        "selection and is refused otherwise; Labels-only trains a classifier on the n "
+        "calibration labels alone.\n\n"
      << summary_table(r) << "\n![reward and cost per method](methods.svg)\n\n";
 
   md << "## What the paper claims, on this run\n\n";
   for (const Claim& c : check_claims(r))
-    md << "- " << (c.held ? "holds" : "**does not hold**") << ": " << c.statement << " ("
-       << c.evidence << ")\n";
+    md << "- " << (c.verdict == Verdict::fails ? "**does not hold**" : verdict_text(c.verdict))
+       << ": " << c.statement << " (" << c.evidence << ")\n";
+  md << "\n";
+
+  md << "## Fidelity: the data, the cloning, the certificate\n\n"
+     << "Which link fails when a claim does: the data (a selection's own cost over the budget), "
+        "the cloning (a clone far above the data it was trained on: the cloning gap in the "
+        "table above), or the certificate (a certified selection more than alpha unsafe, an "
+        "event of probability at most delta).\n\n"
+     << "Pool: " << r.pool_unsafe << " of " << r.pool_episodes << " episodes over the budget "
+     << fixed(r.task.budget, 0) << ", mean episodic cost " << fixed(r.pool_mean_cost, 2)
+     << ".\n\n![the pool's episodic costs](cost_histogram.svg)\n\n";
+  for (const SeedResult& s : r.seeds)
+    md << "- seed " << s.seed << ": the calibrated selection ("
+       << (s.calibrated.certificate.certified ? "certified" : "uncertified fallback") << ") holds "
+       << unsafe_members_line(r, s) << "; realized unsafe fraction "
+       << fixed(s.realized_unsafe_fraction, 3) << " against alpha "
+       << fixed(o.calibration.alpha, 2) << " (oracle).\n";
   md << "\n";
 
   md << "## Certificate\n\n";
@@ -271,12 +364,31 @@ std::string report_markdown(const PipelineResult& r) {
         "E[cost] <= |\n|---|---:|---:|---:|---:|\n";
   for (const MethodResult& m : first.methods) {
     if (m.selection_size == 0) {
-      md << "| " << m.name << " | empty selection | | | |\n";
+      md << "| " << m.name << " | " << (m.refused ? "refused" : "empty selection") << " | | | |\n";
       continue;
     }
     const Evaluation& e = m.evaluation;
     md << "| " << m.name << " | " << fixed(m.selection_unsafe_fraction, 3) << " | " << e.over_budget
        << " / " << e.costs.size() << " | " << fixed(e.over_budget_upper, 3) << " | "
+       << fixed(e.cost_upper, 2) << " |\n";
+  }
+  md << "\n## Policy certificates, seeds pooled\n\n"
+     << "The same two bounds on the evaluation episodes of every seed of a method taken "
+        "together (paper, appendix \"Certificates on the deployed policy\"): they bound the "
+        "policy that deploys one of the seeds' clones at random, each seed contributing "
+     << o.eval_episodes << " episodes. Range of the Maurer-Pontil bound: "
+     << fixed(r.task.cost_range, 0) << " (horizon x the largest per-step cost, a priori).\n\n"
+     << "| method | seeds | episodes over budget | Pr[cost > budget] <= | E[cost] <= |\n"
+        "|---|---:|---:|---:|---:|\n";
+  for (const MethodSummary& m : r.summary) {
+    if (m.cost.samples == 0) {
+      md << "| " << m.name << " | 0 | " << (m.refused_seeds > 0 ? "refused" : "not cloned")
+         << " | | |\n";
+      continue;
+    }
+    const Evaluation& e = m.pooled;
+    md << "| " << m.name << " | " << m.cost.samples << " | " << e.over_budget << " / "
+       << e.costs.size() << " | " << fixed(e.over_budget_upper, 3) << " | "
        << fixed(e.cost_upper, 2) << " |\n";
   }
   md << "\n";
@@ -365,6 +477,42 @@ std::string methods_svg(const PipelineResult& r) {
   cost.lines.push_back({ReferenceLine::Axis::y, r.task.budget, "budget", "#d62728", true, 1.5});
   const std::string both[] = {render_svg(reward), render_svg(cost)};
   return side_by_side(both);
+}
+
+std::string cost_histogram_svg(const PipelineResult& r) {
+  const double b = r.task.budget;
+  double top = b;
+  for (const double c : r.pool_cost) top = std::max(top, c);
+  // About 30 bins of (k w, (k + 1) w], cost 0 in the first; the budget falls on an edge, so a
+  // bin is all within or all over the budget.
+  double w = top > 0 ? top / 30 : 1;
+  if (b > 0) w = b / std::ceil(b / w);
+  const auto bins = static_cast<std::size_t>(std::max(1.0, std::ceil(top / w)));
+  std::vector<double> count(bins, 0.0);
+  for (const double c : r.pool_cost) {
+    const double k = c <= 0 ? 0 : std::ceil(c / w) - 1;
+    count[std::min(bins - 1, static_cast<std::size_t>(std::max(0.0, k)))] += 1;
+  }
+  Series within = series("within budget", Series::Kind::line, "#2ca02c");
+  Series over = series("over budget", Series::Kind::line, "#d62728");
+  for (std::size_t k = 0; k < bins; ++k) {
+    const double lo = static_cast<double>(k) * w, hi = lo + w;
+    Series& into = hi <= b + 1e-9 * std::max(1.0, b) ? within : over;
+    // each bin as an outline: up its left edge, across, down its right edge
+    for (const auto& [x, y] : {std::pair{lo, 0.0}, {lo, count[k]}, {hi, count[k]}, {hi, 0.0}}) {
+      into.x.push_back(x);
+      into.y.push_back(y);
+    }
+  }
+  Chart c;
+  c.title = r.task.name + ": episodic cost of the pool (" + std::to_string(r.pool_episodes) +
+            " episodes, " + std::to_string(r.pool_unsafe) + " over the budget)";
+  c.x_label = "episodic cost";
+  c.y_label = "episodes per bin (width " + fixed(w, 2) + ")";
+  c.series = {within, over};
+  c.lines.push_back({ReferenceLine::Axis::x, b, "budget " + fixed(b, 0), "#d62728", true, 1.5});
+  c.y_min = 0;
+  return render_svg(c);
 }
 
 }  // namespace ltt::pipeline

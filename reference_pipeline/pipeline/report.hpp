@@ -2,13 +2,17 @@
 // The human side of a pipeline report (docs/pipeline.md, "The report"): report.md and the SVG
 // figures. report.json is written by the ltt program (reference_pipeline/cli/pipeline.cpp).
 //
-//   report.md               the methods table (reward, cost, budget, within budget: mean and
-//                           95% bootstrap CI over seeds), the claims the paper makes checked
-//                           on this run, each seed's certificate walk, the policy
-//                           certificates, the oracle diagnostics, links to the figures
+//   report.md               the methods table (reward, cost, the cost of the data cloned and
+//                           the cloning gap, budget, within budget: mean and 95% bootstrap CI
+//                           over seeds), the claims the paper makes checked on this run, the
+//                           fidelity section (pool costs, the selection's unsafe members, the
+//                           cloning gap), each seed's certificate walk, the policy
+//                           certificates per seed and pooled, the oracle diagnostics, links
+//                           to the figures
 //   score_vs_cost.svg       g(tau) against episodic cost, the budget, the grid and the cut
 //   certification_rate.svg  closed-form certification rate against n, with the n used
 //   methods.svg             reward and cost per method, with the budget line
+//   cost_histogram.svg      the pool's episodic costs, with the budget line
 #include <string>
 
 #include "pipeline/format.hpp"
@@ -24,11 +28,18 @@ std::string run_summary(const PipelineResult& result);
 std::string score_cost_svg(const PipelineResult& result);         // the first seed
 std::string certification_rate_svg(const PipelineResult& result); // the first seed
 std::string methods_svg(const PipelineResult& result);
+std::string cost_histogram_svg(const PipelineResult& result);
 
-// Each claim of the paper's main table that a run can check, with whether it held.
+// Each claim of the paper's main table that a run can check, with whether it held. A claim
+// about a clone's cost is judged on the 95% bootstrap interval of its mean over seeds, never on
+// one seed: over the budget when the interval's lower end is above it, within when its upper
+// end is at or below it, otherwise (or with fewer than two seeds) undetermined.
+enum class Verdict { holds, fails, undetermined };
+std::string_view verdict_text(Verdict v);  // "holds", "does not hold", "undetermined at ..."
+
 struct Claim {
   std::string statement;
-  bool held = false;
+  Verdict verdict = Verdict::undetermined;
   std::string evidence;
 };
 std::vector<Claim> check_claims(const PipelineResult& result);

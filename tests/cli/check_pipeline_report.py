@@ -1,13 +1,16 @@
 """Checks an `ltt pipeline` output folder with independent tools (json, xml.etree, scipy):
 report.json's structure and invariants, the certificate's p-values against scipy's
-hypergeometric cdf, and that every figure is well-formed SVG.
+hypergeometric cdf, every figure well-formed SVG, and each seed's artifacts (scores.npy,
+selection.npy, labels.csv, model.ltt) read back and consistent with report.json.
 
     python3 check_pipeline_report.py DIR TASK
 
 Exits non-zero with a message on the first failed check.
 """
+import ast
 import json
 import math
+import struct
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -50,12 +53,75 @@ def check_certificate(c, where):
         require(c["fallback_record"] is not None, f"{where}: refusal without a fallback record")
 
 
-def check_pipeline(report, task):
+METHODS = ["BC-All", "BC-Safe", "V-filter", "Calibrated", "Calibrated-ungated",
+           "Return-weighted", "Labels-only", "Random", "Return", "Bottom-return"]
+
+
+def read_npy(path):
+    """A one-dimensional little-endian .npy file as (dtype, values), without numpy."""
+    data = path.read_bytes()
+    require(data[:6] == b"\x93NUMPY", f"{path}: not a .npy file")
+    major = data[6]
+    length = struct.unpack("<H" if major == 1 else "<I", data[8:10] if major == 1 else data[8:12])[0]
+    start = 10 if major == 1 else 12
+    header = ast.literal_eval(data[start:start + length].decode("latin1"))
+    require(len(header["shape"]) == 1 and not header["fortran_order"], f"{path}: shape {header}")
+    fmt = {"<f8": "d", "<i8": "q"}[header["descr"]]
+    body = data[start + length:]
+    (n,) = header["shape"]
+    require(len(body) == 8 * n, f"{path}: {len(body)} bytes for {n} values")
+    return header["descr"], list(struct.unpack(f"<{n}{fmt}", body))
+
+
+def check_artifacts(folder, report, s):
+    where = f"seed {s['seed']}"
+    at = s["artifacts"]
+    c = s["certificate"]
+    dtype, scores = read_npy(folder / at["scores"])
+    require(dtype == "<f8" and len(scores) == report["pool"]["episodes"], f"{where}: scores.npy")
+    require(all(math.isfinite(x) for x in scores), f"{where}: scores not finite")
+    dtype, selection = read_npy(folder / at["selection"])
+    require(dtype == "<i8" and len(selection) == c["selection_size"], f"{where}: selection.npy size")
+    require(selection == sorted(set(selection)), f"{where}: selection not ascending and distinct")
+    # the selection is the threshold set of the scores at the certificate's threshold
+    require(selection == [i for i, x in enumerate(scores) if x >= c["threshold"]],
+            f"{where}: selection.npy is not S(threshold) of scores.npy")
+    lines = (folder / at["labels"]).read_text().splitlines()
+    require(lines[0] == "id,unsafe", f"{where}: labels.csv header")
+    labels = [tuple(int(v) for v in line.split(",")) for line in lines[1:]]
+    require(len(labels) == c["calibration_size"], f"{where}: labels.csv rows")
+    require(sum(u for _, u in labels) == c["calibration_unsafe"], f"{where}: labels.csv unsafe")
+    model = (folder / at["model"]).read_bytes()
+    require(model[:8] == b"ltt.mlp\n", f"{where}: model.ltt magic")
+    require(struct.unpack("<I", model[12:16])[0] == report["settings"]["members"],
+            f"{where}: model.ltt holds {struct.unpack('<I', model[12:16])[0]} networks")
+
+
+def check_pipeline(report, task, folder):
     require(report["task"] == task, f"task {report['task']!r} != {task!r}")
     budget = report["budget"]
     names = [m["name"] for m in report["methods"]]
-    for name in ("BC-All", "BC-Safe", "V-filter", "Calibrated"):
-        require(name in names, f"method {name} missing from {names}")
+    require(names == METHODS, f"methods {names}")
+    settings = report["settings"]
+    require(settings["observations"] == ("z-scored" if settings["normalize_observations"] else "raw"),
+            "settings.observations")
+    seeds = len(report["seeds"])
+    for m in report["methods"]:
+        if m["cost"] is None:
+            require(m["pooled"] is None, f"{m['name']}: pooled bounds without a clone")
+            continue
+        pooled = m["pooled"]
+        require(pooled["episodes"] == pooled["seeds"] * settings["eval_episodes"],
+                f"{m['name']}: pooled episodes")
+        require(pooled["over_budget_probability_upper"] >= pooled["over_budget"] / pooled["episodes"],
+                f"{m['name']}: pooled over-budget bound")
+        require(pooled["cost_upper"] >= pooled["mean_cost"], f"{m['name']}: pooled cost bound")
+        require(abs(m["cloning_gap"]["mean"] - (m["cost"] - m["data_cost"]["mean"])) <= 1e-9 *
+                max(1.0, abs(m["cost"])), f"{m['name']}: cloning gap is not cost - data cost")
+    by_summary = {m["name"]: m for m in report["methods"]}
+    uncertified = sum(not s["certificate"]["certified"] for s in report["seeds"])
+    require(by_summary["Return-weighted"]["refused_seeds"] == uncertified,
+            "Return-weighted refused on other seeds than the uncertified ones")
     for m in report["methods"]:
         if m["cost"] is None:  # never cloned: its selection was empty on every seed
             require(not m["within_budget"], f"{m['name']}: within budget without a cost")
@@ -80,6 +146,18 @@ def check_pipeline(report, task):
         require(by_name["BC-Safe"]["selection_unsafe_fraction"] == 0, f"{where}: BC-Safe unsafe")
         require(by_name["Random"]["selection_size"] == safe, f"{where}: Random size")
         require(by_name["Return"]["selection_size"] == safe, f"{where}: Return size")
+        require(by_name["Bottom-return"]["selection_size"] == safe, f"{where}: Bottom-return size")
+        rw = by_name["Return-weighted"]
+        require(rw["refused"] == (not c["certified"]), f"{where}: Return-weighted refused flag")
+        require(s["return_weighted"]["outcome"] == ("certified" if c["certified"] else "refused"),
+                f"{where}: Return-weighted outcome")
+        require(rw["selection_size"] == (c["selection_size"] if c["certified"] else 0),
+                f"{where}: Return-weighted keeps the selection's size")
+        require(by_name["Labels-only"]["selection_size"] == s["labels_only"]["selection_size"],
+                f"{where}: Labels-only size")
+        require(s["labels_only"]["safe_fraction"] == s["v_filter"]["safe_fraction"],
+                f"{where}: Labels-only cuts at the V-filter's fraction")
+        check_artifacts(folder, report, s)
         require(by_name["Calibrated-ungated"]["selection_size"] == c["selection_size"],
                 f"{where}: Calibrated-ungated size")
         require(by_name["Calibrated"]["selection_size"] == s["gate"]["selection_size"],
@@ -96,7 +174,11 @@ def check_pipeline(report, task):
             require(e["cost_upper"] >= e["mean_cost"], f"{where}: {m['name']} cost bound")
             require(e["over_budget_probability_upper"] >= e["over_budget"] / e["episodes"],
                     f"{where}: {m['name']} over-budget bound")
-    return ["report.md", "score_vs_cost.svg", "certification_rate.svg", "methods.svg"]
+            require(abs(m["cloning_gap"] - (m["cost"] - m["data_cost"])) <= 1e-9 * max(1.0, abs(m["cost"])),
+                    f"{where}: {m['name']} cloning gap")
+    require(seeds >= 1, "no seeds")
+    return ["report.md", "score_vs_cost.svg", "certification_rate.svg", "methods.svg",
+            "cost_histogram.svg"]
 
 
 def check_corridor(report):
@@ -115,7 +197,7 @@ def check_corridor(report):
 def main():
     folder, task = Path(sys.argv[1]), sys.argv[2]
     report = json.loads((folder / "report.json").read_text())
-    files = check_corridor(report) if task == "corridor" else check_pipeline(report, task)
+    files = check_corridor(report) if task == "corridor" else check_pipeline(report, task, folder)
     for name in files:
         path = folder / name
         require(path.is_file(), f"{name} missing")

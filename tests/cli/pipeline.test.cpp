@@ -39,6 +39,43 @@ TEST_CASE("ltt pipeline --preset tiny on every task: a report an independent rea
   }
 }
 
+TEST_CASE("ltt pipeline --raw-observations: the report says raw") {
+  const auto out = scratch_dir() / "pipeline-raw";
+  const Result r = run_ltt("pipeline --task point-goal --preset tiny --raw-observations --out " +
+                           out.string());
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(slurp(out / "report.json").find("\"observations\":\"raw\"") != std::string::npos);
+  CHECK(slurp(out / "report.md").find("raw (--raw-observations") != std::string::npos);
+}
+
+TEST_CASE("ltt pipeline: the seed artifacts hand the selection on to ltt certify") {
+  const auto out = scratch_dir() / "pipeline-artifacts";
+  const Result r =
+      run_ltt("pipeline --task point-goal --preset tiny --keep-pool --out " + out.string());
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const Result check = shell(checker() + out.string() + " point-goal");
+  CHECK_MESSAGE(check.code == 0, check.out << check.err);
+  // the same pool, scores and labels give the same certificate and selection
+  const auto seed = out / "seed-1";
+  const auto selection = scratch_dir() / "pipeline-artifacts-selection.npy";
+  std::filesystem::path pool;  // HDF5, or a directory of .npy without HDF5
+  for (const auto& entry : std::filesystem::directory_iterator(out))
+    if (entry.path().filename().string().starts_with("point-goal-pool-1")) pool = entry.path();
+  REQUIRE_FALSE(pool.empty());
+  const Result c = run_ltt("certify --dataset " + pool.string() +
+                           " --scores " + (seed / "scores.npy").string() + " --labels " +
+                           (seed / "labels.csv").string() + " --selection " +
+                           selection.string() + " --json");
+  REQUIRE_MESSAGE(c.code == 0, c.err);
+  CHECK(slurp(selection) == slurp(seed / "selection.npy"));
+  const Result same = shell(std::string(LTT_PYTHON3) + " -c \"import json,sys; "
+                            "a=json.load(open(sys.argv[1]))['seeds'][0]['certificate']; "
+                            "b=json.load(sys.stdin); "
+                            "sys.exit(any(a[k]!=b[k] for k in a))\" " +
+                            (out / "report.json").string() + " <<'EOF'\n" + c.out + "EOF\n");
+  CHECK_MESSAGE(same.code == 0, same.out << same.err);
+}
+
 TEST_CASE("ltt pipeline --task corridor: the corridor study's report") {
   const auto out = scratch_dir() / "pipeline-corridor";
   const Result r =

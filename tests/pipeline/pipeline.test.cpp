@@ -13,6 +13,7 @@
 #include "../support/throws.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <filesystem>
 #include <string>
 
@@ -173,6 +174,23 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
       CHECK(by_name("BC-Safe").selection_unsafe_fraction == 0);
       CHECK(by_name("Random").selection_size == safe);
       CHECK(by_name("Return").selection_size == safe);
+      CHECK(by_name("Bottom-return").selection_size == safe);
+      // certified return-weighted cloning: |S| draws from S on a certified seed, refused
+      // (nothing cloned) otherwise
+      const pl::MethodResult& weighted = by_name("Return-weighted");
+      const bool certified = s.calibrated.certificate.certified;
+      CHECK(weighted.refused == !certified);
+      CHECK(weighted.selection_size ==
+            (certified ? static_cast<std::int64_t>(s.calibrated.selected.size()) : 0));
+      if (certified) {
+        std::vector<std::int64_t> distinct = s.return_weighted.resampled;
+        distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+        CHECK(subset(distinct, s.calibrated.selected));
+      }
+      CHECK(by_name("Labels-only").selection_size ==
+            static_cast<std::int64_t>(s.labels_only.selection.selected.size()));
+      CHECK(s.labels_only.selection.safe_fraction == s.v_filter.safe_fraction);
+      CHECK(s.labels_only.selection.count == s.v_filter.count);
       CHECK(by_name("V-filter").selection_size >= s.v_filter.count);
       CHECK(by_name("Calibrated").selection_size ==
             static_cast<std::int64_t>(s.gated.selected.size()));
@@ -180,9 +198,12 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
             s.calibrated.certificate.selection_size);
       CHECK(by_name("Calibrated-ungated").same_as_previous ==
             !s.calibrated.certificate.certified);
-      for (const pl::MethodResult& m : s.methods) {
+      for (std::size_t k = 0; k < s.methods.size(); ++k) {
+        const pl::MethodResult& m = s.methods[k];
         CAPTURE(m.name);
+        CHECK(m.name == pl::method_list[k]);
         if (m.selection_size == 0) continue;
+        CHECK(m.cloning_gap == doctest::Approx(m.evaluation.mean_cost - m.data_cost));
         CHECK(m.evaluation.costs.size() == static_cast<std::size_t>(o.eval_episodes));
         CHECK(m.evaluation.cost_upper >= m.evaluation.mean_cost);
         CHECK(m.evaluation.over_budget_upper >=
@@ -192,11 +213,110 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
     }
     for (const pl::MethodSummary& m : r.summary) {
       if (m.cost.samples == 0) continue;
+      // the deployed-policy certificates on every seed's episodes pooled
+      CHECK(m.pooled.costs.size() == static_cast<std::size_t>(m.cost.samples * o.eval_episodes));
+      CHECK(m.pooled.cost_upper >= m.pooled.mean_cost);
+      CHECK(m.pooled.mean_cost == doctest::Approx(m.cost.mean));
       CHECK(m.cost.low <= m.cost.mean);
       CHECK(m.cost.mean <= m.cost.high);
       CHECK(m.within_budget == (m.cost.mean <= t.budget));
     }
   }
+}
+
+TEST_CASE("run_seed: bottom-return clones the lowest returns, return the highest") {
+  const pl::Task& t = pl::task_named("point-goal");
+  const pl::PipelineOptions o = tiny(t.name);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  const pl::SeedResult s = pl::run_seed(t, pool, o, 1);
+  for (const auto& [method, lowest] :
+       {std::pair{pl::Method::bottom_return, true}, {pl::Method::top_return, false}}) {
+    const pl::MethodResult& m = s.methods[static_cast<std::size_t>(method)];
+    CAPTURE(m.name);
+    // the K lowest (highest) returns, ties by position, give the data cost reported
+    std::vector<std::size_t> order(pool.episodic_return.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return lowest ? pool.episodic_return[x] < pool.episodic_return[y]
+                    : pool.episodic_return[x] > pool.episodic_return[y];
+    });
+    const auto K = static_cast<std::size_t>(m.selection_size);
+    REQUIRE(K == static_cast<std::size_t>(pool.episodes() - pool.unsafe_count));
+    double data_cost = 0;
+    for (std::size_t i = 0; i < K; ++i) data_cost += pool.episodic_cost[order[i]];
+    CHECK(m.data_cost == doctest::Approx(data_cost / static_cast<double>(K)));
+  }
+}
+
+TEST_CASE("run_seed: labels-only reads the n calibration labels and nothing else") {
+  const pl::Task& t = pl::task_named("car-run");
+  pl::PipelineOptions o = tiny(t.name);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  const pl::SeedResult a = pl::run_seed(t, pool, o, 3);
+  // every label outside the calibration sample flipped (costs moved across the budget)
+  pl::BehaviorPool flipped = pool;
+  std::vector<std::uint8_t> labeled(static_cast<std::size_t>(pool.episodes()), 0);
+  for (const std::int64_t i : a.calibration.index) labeled[static_cast<std::size_t>(i)] = 1;
+  for (std::size_t i = 0; i < labeled.size(); ++i)
+    if (!labeled[i]) {
+      flipped.unsafe[i] = flipped.unsafe[i] ? 0 : 1;
+      flipped.episodic_cost[i] = flipped.unsafe[i] ? t.budget + 1 : 0;
+    }
+  const pl::SeedResult b = pl::run_seed(t, flipped, o, 3);
+  REQUIRE(b.calibration.index == a.calibration.index);
+  CHECK(b.calibration.unsafe == a.calibration.unsafe);
+  CHECK(b.labels_only.scores == a.labels_only.scores);
+  CHECK(b.labels_only.selection.selected == a.labels_only.selection.selected);
+  // and BC-Safe, which reads every label, did change
+  CHECK(b.methods[1].selection_size != a.methods[1].selection_size);
+}
+
+TEST_CASE("the value stage: train_safety_value on raw rows, no held-out share, is the ensemble "
+          "trained on the whole table") {
+  // What the restructure onto learning::train_safety_value kept: with normalization off, the
+  // same members as train_value_ensemble on the pool's full observation table.
+  const pl::Task& t = pl::task_named("point-goal");
+  const pl::PipelineOptions o = tiny(t.name);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  const ltt::learning::SafetyValueSeeds seeds = ltt::learning::safety_value_seeds(1);
+  cur::PreferencePairOptions pairs = o.pairs;
+  pairs.seed = seeds.pairs;
+  const ltt::learning::SegmentPairs segments =
+      ltt::learning::synthesized_pairs(pool.step_costs, pool.offsets, pairs);
+  ltt::learning::SafetyValueOptions shared;
+  shared.value = o.value;
+  shared.value.seed = seeds.value;
+  shared.held_out_fraction = 0;
+  shared.normalize_observations = false;
+  const ltt::learning::SafetyValue v = ltt::learning::train_safety_value(
+      pool.observations, pool.observation_dim, segments, shared);
+  const ltt::learning::ValueTrainingResult direct = ltt::learning::train_value_ensemble(
+      pool.observations, pool.observation_dim, segments, shared.value);
+  REQUIRE(v.ensemble.members.size() == direct.ensemble.members.size());
+  for (std::size_t k = 0; k < v.ensemble.members.size(); ++k)
+    CHECK(v.ensemble.members[k].parameters == direct.ensemble.members[k].parameters);
+}
+
+TEST_CASE("run_seed: observations z-scored by default, raw on request") {
+  const pl::Task& t = pl::task_named("point-goal");
+  pl::PipelineOptions o = tiny(t.name);
+  CHECK(o.normalize_observations);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  const pl::SeedResult normalized = pl::run_seed(t, pool, o, 1);
+  o.normalize_observations = false;
+  const pl::SeedResult raw = pl::run_seed(t, pool, o, 1);
+  CHECK(raw.scores != normalized.scores);
+  CHECK(raw.calibration.index == normalized.calibration.index);
+}
+
+TEST_CASE("labels_only_filter: a calibration outside the pool names 'calibration'") {
+  const std::vector<float> obs(6, 0.5F);
+  const std::vector<std::int64_t> offsets{0, 1, 3};
+  cur::Calibration c;
+  c.index = {5};
+  c.unsafe = {0};
+  ltt_test::check_throws_naming(
+      [&] { (void)pl::labels_only_filter(obs, 2, offsets, c, {}); }, "calibration");
 }
 
 TEST_CASE("run_seed: deterministic for a seed, whatever the thread count") {
