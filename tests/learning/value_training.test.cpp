@@ -184,6 +184,23 @@ TEST_CASE("Bradley-Terry ensemble on the paper's pairs: bottom against top quart
   CHECK(rho < -0.75);
 }
 
+TEST_CASE("state values: the same bytes on any thread count, across chunk boundaries") {
+  // 2000 trajectories of 40 rows: 80000 rows, more than one predict chunk (65536 rows).
+  const Pool pool = make_pool(2000, 7);
+  auto o = small_options();
+  o.epochs = 1;
+  const auto result = lrn::train_value_ensemble(pool.states, obs_dim, sample_pairs(pool, 50, 5, 6), o);
+  const auto one = lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), 1);
+  for (const std::int64_t threads : {2, 3, 8}) {
+    CAPTURE(threads);
+    const auto many = lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), threads);
+    CHECK(many.per_member == one.per_member);
+    CHECK(many.mean == one.mean);
+  }
+  check_throws_naming([&] { lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), 0); },
+                      "threads");
+}
+
 TEST_CASE("state values: per member, their mean, and the curation aggregators") {
   const Pool pool = make_pool(20, 5);
   auto o = small_options();
