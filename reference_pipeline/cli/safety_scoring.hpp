@@ -119,24 +119,6 @@ struct ScoreSettings {
   std::string aggregation_name = "mean";
 };
 
-// "mean", "minimum", "percentile" and --percentile (shared with `ltt certify`).
-inline curation::Aggregator read_aggregator(const Arguments& args, std::string& name) {
-  curation::Aggregator a;
-  name = args.text("aggregation");
-  if (name == "mean")
-    a.kind = curation::Aggregation::mean;
-  else if (name == "minimum")
-    a.kind = curation::Aggregation::minimum;
-  else if (name == "percentile")
-    a.kind = curation::Aggregation::percentile;
-  else
-    throw BadInput(cat("--aggregation: ", in_quotes(name), " is not one of mean, minimum, percentile"));
-  if (args.given("percentile") && a.kind != curation::Aggregation::percentile)
-    throw BadInput("--percentile needs --aggregation percentile");
-  a.percentile = real_in_range("percentile", args.text("percentile"), 0.0, 100.0, "in [0, 100]");
-  return a;
-}
-
 inline ScoreSettings read_score_settings(const Arguments& args) {
   ScoreSettings s;
   s.dataset = args.text("dataset");
