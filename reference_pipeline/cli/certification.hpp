@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -189,7 +190,8 @@ inline std::string_view store_name(data::DsrlStore store) {
 inline void write_json(JsonWriter& json, const cur::Certificate& c,
                 const std::optional<CertificateTriple>& triple, const GateResult& gate,
                 const Inputs& in, const cur::CalibratedSelectionOptions& options,
-                std::int64_t written_size, const data::DsrlPool* dataset) {
+                std::int64_t written_size, const data::DsrlPool* dataset,
+                const std::function<void(JsonWriter&)>& more_fields = {}) {
   json.begin_object();
   write_certificate_fields(json, c);
   json.key("triple");
@@ -285,6 +287,7 @@ inline void write_json(JsonWriter& json, const cur::Certificate& c,
       .field("kappa", in.gate == "resample" ? std::optional(in.kappa) : std::nullopt)
       .field("override_gate", in.override_gate);
   json.end_object();
+  if (more_fields) more_fields(json);
   json.end_object();
 }
 
@@ -463,7 +466,7 @@ inline void write_pool_selection(const std::string& file, SelectionFormat format
   });
 }
 
-bool names_hdf5(const std::string& file) {
+inline bool names_hdf5(const std::string& file) {
   return data::store_for(file) == data::DsrlStore::hdf5;
 }
 
