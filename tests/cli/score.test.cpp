@@ -18,9 +18,11 @@
 #include <data/dsrl.hpp>
 #include <data/npy.hpp>
 
+#include "../support/spearman.hpp"
 #include "run_program.hpp"
 
 using namespace ltt_cli_test;
+using ltt_test::spearman;
 namespace fs = std::filesystem;
 
 namespace {
@@ -54,35 +56,6 @@ fs::path fresh_out(const std::string& name) {
 
 // A path as one shell word (GCC 12 warns falsely on "'" + string + "'": bug 105329).
 std::string q(const fs::path& p) { return ltt::data::cat("'", p.string(), "'"); }
-
-// Spearman's rank correlation (no ties in continuous scores; costs' ties get mean ranks).
-std::vector<double> ranks(const std::vector<double>& x) {
-  std::vector<std::size_t> order(x.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
-  std::vector<double> r(x.size());
-  for (std::size_t i = 0; i < order.size();) {
-    std::size_t j = i;
-    while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]]) ++j;
-    for (std::size_t k = i; k <= j; ++k) r[order[k]] = 0.5 * static_cast<double>(i + j);
-    i = j + 1;
-  }
-  return r;
-}
-
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  const std::vector<double> x = ranks(a), y = ranks(b);
-  const double n = static_cast<double>(x.size());
-  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n;
-  const double my = std::accumulate(y.begin(), y.end(), 0.0) / n;
-  double sxy = 0, sxx = 0, syy = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx += (x[i] - mx) * (x[i] - mx);
-    syy += (y[i] - my) * (y[i] - my);
-  }
-  return sxy / std::sqrt(sxx * syy);
-}
 
 std::vector<double> episodic_costs(const fs::path& dataset) {
   std::vector<double> c;
