@@ -46,25 +46,14 @@ inline bool same_file(const std::filesystem::path& a, const std::filesystem::pat
   return !x.empty() && x == y;
 }
 
-// Refuses, before any work, an --out that cannot hold the run's files or would replace an input.
-// names: the files the run writes into DIR; inputs: (flag, path) of every file the run reads.
-inline void check_output_directory(
-    const std::filesystem::path& out, const std::vector<std::string>& names,
-    const std::vector<std::pair<std::string_view, std::filesystem::path>>& inputs) {
+// Refuses an --out that is not a directory and cannot be created as one: a file there, a
+// missing ancestor that is a file, an ancestor without write permission.
+inline void check_directory_creatable(const std::filesystem::path& out) {
   namespace fs = std::filesystem;
   const std::string shown = out.string();
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw BadInput(cat("--out: ", in_quotes(shown), " exists and is not a directory"));
-  for (const auto& [flag, input] : inputs) {
-    if (same_file(out, input))
-      throw BadInput(cat("--out: ", in_quotes(shown), " is the --", flag,
-                         " input itself; write the outputs into another directory"));
-    for (const std::string& name : names)
-      if (same_file(out / name, input))
-        throw BadInput(cat("--out: ", in_quotes((out / name).string()), " would replace the --",
-                           flag, " input; write the outputs into another directory"));
-  }
   fs::path probe = fs::absolute(out, ec);
   while (!fs::exists(probe, ec) && probe.has_parent_path() && probe.parent_path() != probe)
     probe = probe.parent_path();
@@ -73,6 +62,23 @@ inline void check_output_directory(
                        " is not a directory"));
   if (::access(probe.c_str(), W_OK | X_OK) != 0)
     throw BadInput(cat("--out: cannot write ", in_quotes(shown), ": ", std::strerror(errno)));
+}
+
+// Refuses, before any work, an --out that cannot hold the run's files or would replace an input.
+// names: the files the run writes into DIR; inputs: (flag, path) of every file the run reads.
+inline void check_output_directory(
+    const std::filesystem::path& out, const std::vector<std::string>& names,
+    const std::vector<std::pair<std::string_view, std::filesystem::path>>& inputs) {
+  check_directory_creatable(out);
+  for (const auto& [flag, input] : inputs) {
+    if (same_file(out, input))
+      throw BadInput(cat("--out: ", in_quotes(out.string()), " is the --", flag,
+                         " input itself; write the outputs into another directory"));
+    for (const std::string& name : names)
+      if (same_file(out / name, input))
+        throw BadInput(cat("--out: ", in_quotes((out / name).string()), " would replace the --",
+                           flag, " input; write the outputs into another directory"));
+  }
 }
 
 // Writes the files into DIR as the header says.
