@@ -132,7 +132,7 @@ int run_curate(const Invocation& call) {
     certificate_json << '\n';
   }
 
-  std::vector<OutputFile> files = scoring_files(s, scored, score_json.str());
+  std::vector<OutputFile> files = scoring_files(scored, score_json.str());
   files.push_back({"certificate.json", [text = certificate_json.str()](const fs::path& p) {
                      data::write_stream_atomically(p, [&](std::ostream& o) { o << text; });
                    }});

@@ -16,6 +16,8 @@
 // so to no score. `ltt certify --dataset F --state-values DIR/state_values.npy` reads the file
 // as it is and gives the same scores.
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -468,8 +471,7 @@ inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
 }
 
 // The files of the scoring stage; score.json holds `json_text`.
-inline std::vector<OutputFile> scoring_files(const ScoreSettings& s, const ScoringResult& r,
-                                             std::string json_text) {
+inline std::vector<OutputFile> scoring_files(const ScoringResult& r, std::string json_text) {
   std::vector<OutputFile> files;
   files.push_back({"state_values.npy", [&r](const std::filesystem::path& p) {
                      data::write_npy(p, data::make_array(std::vector<float>(
@@ -484,7 +486,6 @@ inline std::vector<OutputFile> scoring_files(const ScoreSettings& s, const Scori
   files.push_back({"score.json", [text = std::move(json_text)](const std::filesystem::path& p) {
                      data::write_stream_atomically(p, [&](std::ostream& o) { o << text; });
                    }});
-  (void)s;
   return files;
 }
 

@@ -59,7 +59,7 @@ int run_score(const Invocation& call) {
       s.model && !s.reuse_model && !same_file(*s.model, s.out / "model.ltt");
   if (save_model) learning::save_models(*s.model, r.ensemble.members);
   try {
-    write_output_directory(s.out, scoring_files(s, r, json_text.str()));
+    write_output_directory(s.out, scoring_files(r, json_text.str()));
   } catch (...) {
     std::error_code ec;
     if (save_model) std::filesystem::remove(*s.model, ec);
