@@ -166,7 +166,8 @@ struct GateResult {
 };
 
 // Rows of the dataset the written episodes hold (repeats counted again).
-inline std::int64_t written_rows(const data::DsrlPool& dataset, const std::vector<std::int64_t>& written) {
+inline std::int64_t written_rows(const data::DsrlPool& dataset,
+                                 const std::vector<std::int64_t>& written) {
   std::int64_t rows = 0;
   for (const std::int64_t e : written) rows += dataset.episodes[static_cast<std::size_t>(e)].length;
   return rows;
@@ -438,8 +439,8 @@ inline void write_summary(std::ostream& out, const PoolFile& pool, const cur::Ce
 }
 
 // A pool's selection: ids one per line, or a .npy by pool row (a mask, or draw counts).
-inline void write_pool_selection(const std::string& file, SelectionFormat format, const PoolFile& pool,
-                          const std::vector<std::int64_t>& written) {
+inline void write_pool_selection(const std::string& file, SelectionFormat format,
+                                 const PoolFile& pool, const std::vector<std::int64_t>& written) {
   const auto N = static_cast<std::size_t>(pool.size());
   if (format == SelectionFormat::npy_counts) {
     std::vector<std::int64_t> counts(N, 0);
@@ -596,7 +597,8 @@ inline Certification certify_pool(const PoolFile& pool, const cur::Calibration& 
     const cur::CertificateStep& first = c.steps.front();
     out.triple =
         ltt::certificate_triple(N, first.N, first.m, first.k, c.calibration_size, c.alpha, c.delta);
-    c.triple = cur::TripleRecord{out.triple->r_hat, out.triple->r_lo, out.triple->conditional_bound};
+    c.triple =
+        cur::TripleRecord{out.triple->r_hat, out.triple->r_lo, out.triple->conditional_bound};
   }
   GateResult& gate = out.gate;
   gate.kind = in.gate;

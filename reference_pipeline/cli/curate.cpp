@@ -38,7 +38,8 @@ const Command& curate_command() {
     for (const std::string_view name : certify_flags_taken)
       for (const Flag& flag : certify_flags)
         if (flag.name == name) f.push_back(flag);
-    f.push_back({"json", FlagKind::boolean, "print certificate.json's object instead of the summary"});
+    f.push_back(
+        {"json", FlagKind::boolean, "print certificate.json's object instead of the summary"});
     return f;
   }();
   static const Command command{

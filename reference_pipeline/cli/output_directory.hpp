@@ -105,7 +105,8 @@ inline void write_output_directory(const std::filesystem::path& out,
   const fs::path absolute = fs::absolute(out);
   const fs::path parent = absolute.parent_path();
   fs::create_directories(parent, ec);
-  if (ec) throw BadInput(cat("--out: cannot create ", in_quotes(parent.string()), ": ", ec.message()));
+  if (ec)
+    throw BadInput(cat("--out: cannot create ", in_quotes(parent.string()), ": ", ec.message()));
   std::string pattern =
       (parent / cat(".", absolute.filename().string(), ".ltt-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr)
@@ -119,7 +120,8 @@ inline void write_output_directory(const std::filesystem::path& out,
   try {
     for (const OutputFile& f : files) f.write(staging / f.name);
     fs::rename(staging, out, ec);
-    if (ec) throw BadInput(cat("--out: cannot create ", in_quotes(out.string()), ": ", ec.message()));
+    if (ec)
+      throw BadInput(cat("--out: cannot create ", in_quotes(out.string()), ": ", ec.message()));
   } catch (...) {
     fs::remove_all(staging, ec);
     throw;

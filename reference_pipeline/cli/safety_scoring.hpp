@@ -71,7 +71,8 @@ inline const std::vector<Flag>& scoring_flags() {
   using scoring_detail::join_widths;
   static const learning::SafetyValueOptions v{};
   static const curation::PreferencePairOptions p{};
-  static const std::string pairs = std::to_string(p.pairs), segment = std::to_string(p.segment_length),
+  static const std::string pairs = std::to_string(p.pairs),
+                           segment = std::to_string(p.segment_length),
                            flip = shortest(p.flip_probability),
                            members = std::to_string(v.value.members),
                            epochs = std::to_string(v.value.epochs),
@@ -82,8 +83,8 @@ inline const std::vector<Flag>& scoring_flags() {
                            threads = std::to_string(v.value.threads);
   static const std::vector<Flag> flags = {
       {"dataset", FlagKind::text, "the DSRL dataset (.hdf5/.h5, or a directory of .npy)", {}, true},
-      {"out", FlagKind::text, "directory for the outputs (created; written only after all compute)",
-       {}, true},
+      {"out", FlagKind::text, "directory for the outputs, written only after all compute", {},
+       true},
       {"pairs", FlagKind::count, "preference pairs the sampler draws from the file's costs", pairs},
       {"segment", FlagKind::count, "H, rows per segment", segment},
       {"flip-probability", FlagKind::unit, "label-flip noise of the synthesized pairs", flip},
@@ -96,12 +97,15 @@ inline const std::vector<Flag>& scoring_flags() {
       {"hidden", FlagKind::text, "hidden widths, comma-separated", hidden},
       {"batch", FlagKind::count, "pairs per minibatch", batch},
       {"lr", FlagKind::text, "Adam learning rate", lr},
-      {"seed", FlagKind::count, "one seed: the pairs', the ensemble's and the held-out split's", seed},
+      {"seed", FlagKind::count, "one seed: the pairs', the ensemble's and the held-out split's",
+       seed},
       {"threads", FlagKind::count, "members trained at once; threads of the scoring", threads},
       {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
       {"model", FlagKind::text,
-       "an existing model file: no training, only scoring; a new path: the model is saved there too"},
-      {"aggregation", FlagKind::text, "mean, minimum or percentile of V-bar over an episode", "mean"},
+       "an existing model file: no training, only scoring; a new path: the model is saved there "
+       "too"},
+      {"aggregation", FlagKind::text, "mean, minimum or percentile of V-bar over an episode",
+       "mean"},
       {"percentile", FlagKind::text, "percent for --aggregation percentile, in [0, 100]", "10"},
       {"quiet", FlagKind::boolean, "no progress lines on stderr"},
       {"progress", FlagKind::boolean, "progress lines on stderr even when it is not a terminal"},
@@ -221,7 +225,8 @@ inline learning::SegmentPairs read_pairs_file(const std::filesystem::path& path,
                                dataset.file, " holds episodes 0 to ",
                                std::to_string(dataset.size() - 1)));
       const data::Episode& episode = dataset.episodes[static_cast<std::size_t>(e)];
-      const std::int64_t start = integer_field(csv, row, columns[2 * side + 1], cat("start_", name));
+      const std::int64_t start =
+          integer_field(csv, row, columns[2 * side + 1], cat("start_", name));
       if (start < 0 || start + H > episode.length)
         csv.fail(row.line, cat("start_", name, " ", std::to_string(start), ": a segment of H = ",
                                std::to_string(H), " rows from there does not fit episode ",
@@ -288,8 +293,9 @@ inline ScoringInputs read_scoring_inputs(const ScoreSettings& s) {
     if (found < s.pairs.pairs)
       throw BadInput(cat(name, ": the sampler found ", std::to_string(found), " of --pairs ",
                          std::to_string(s.pairs.pairs), " pairs in ",
-                         std::to_string(drawn.attempts), " draws (", std::to_string(drawn.ties_skipped),
-                         " tied segment costs skipped; ", std::to_string(source.eligible),
+                         std::to_string(drawn.attempts), " draws (",
+                         std::to_string(drawn.ties_skipped), " tied segment costs skipped; ",
+                         std::to_string(source.eligible),
                          " episodes of at least H rows): too few usable episodes for the pairs"));
     source.drawn = std::move(drawn);
   }
@@ -457,8 +463,8 @@ inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
         << " trained on, " << v->held_out_pairs << " held out\n";
     out << "value: " << s.value.value.members << " members, hidden "
         << scoring_detail::join_widths(s.value.value.hidden) << ", " << s.value.value.epochs
-        << " epochs in " << brief(r.train_seconds) << " s; pair accuracy " << brief(v->train.accuracy)
-        << " trained on";
+        << " epochs in " << brief(r.train_seconds) << " s; pair accuracy "
+        << brief(v->train.accuracy) << " trained on";
     if (v->held_out_pairs > 0) out << ", " << brief(v->held_out.accuracy) << " held out";
     out << "\n";
   } else {

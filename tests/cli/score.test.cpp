@@ -44,7 +44,9 @@ fs::path example(const std::string& name, const std::string& flags = "") {
 }
 
 // The dataset in the store this build reads.
-fs::path main_example() { return example(with_hdf5 ? "ex.hdf5" : "ex", "--episodes 120 --length 100"); }
+fs::path main_example() {
+  return example(with_hdf5 ? "ex.hdf5" : "ex", "--episodes 120 --length 100");
+}
 
 Result score(const std::string& args) { return run_ltt("score " + args); }
 
@@ -82,7 +84,8 @@ void check_refused(const std::string& args, const std::string& named, const fs::
 TEST_CASE("ltt score: outputs, shapes, and scores that rank episodes by their cost") {
   const fs::path d = main_example();
   const fs::path out = fresh_out("out1");
-  const Result r = score("--dataset " + q(d) + " --out " + q(out) + net + " --pairs 100 --epochs 30 --json");
+  const Result r =
+      score("--dataset " + q(d) + " --out " + q(out) + net + " --pairs 100 --epochs 30 --json");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto j = json_object(r.out);
   CHECK(j.at("trained") == "true");
@@ -138,7 +141,8 @@ TEST_CASE("ltt score: the same bytes on 1 and 2 threads; a model reused on anoth
   const fs::path saved = scratch_dir() / "score" / "saved.ltt";
   fs::remove(saved);
   const fs::path three = fresh_out("t3");
-  REQUIRE(score("--dataset " + q(d) + " --out " + q(three) + tiny + " --model " + q(saved)).code == 0);
+  REQUIRE(score("--dataset " + q(d) + " --out " + q(three) + tiny + " --model " + q(saved)).code ==
+          0);
   CHECK(slurp(saved) == slurp(one / "model.ltt"));
 }
 
@@ -175,7 +179,8 @@ TEST_CASE("ltt score: bad input is refused with one line, before work, leaving n
   // A file without costs.
   const fs::path no_costs = example("no_costs", "--episodes 20 --length 50");
   fs::remove(no_costs / "costs.npy");
-  check_refused("--dataset " + q(no_costs) + " --out " + q(out) + tiny, "key 'costs' is missing", out);
+  check_refused("--dataset " + q(no_costs) + " --out " + q(out) + tiny, "key 'costs' is missing",
+                out);
   // A model of another observation width.
   const fs::path narrow = example("narrow_npy", "--episodes 40 --length 60 --dim 3");
   const fs::path narrow_out = fresh_out("narrow_out");
