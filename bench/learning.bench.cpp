@@ -20,6 +20,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <Eigen/Core>
+
 #include <learning/backend.hpp>
 #include <learning/eigen_mlp.hpp>
 #include <learning/value_training.hpp>
@@ -120,6 +122,42 @@ void value_training_epoch(benchmark::State& state) {
 }
 BENCHMARK(value_training_epoch)->Unit(benchmark::kMillisecond);
 
+// The machine's single-thread float matrix product at the shape of a minibatch through a
+// hidden layer (30720 x 256 by 256 x 256): the yardstick that scales `ltt score`'s time bar to
+// another machine (docs/performance.md, "ltt score on a DSRL-sized file").
+void eigen_float_gemm(benchmark::State& state) {
+  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(states, 256), b = Eigen::MatrixXf::Random(256, 256);
+  Eigen::MatrixXf c(states, 256);
+  for (auto _ : state) {
+    c.noalias() = a * b;
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(2.0 * states * 256 * 256, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(eigen_float_gemm)->Unit(benchmark::kMillisecond);
+
+// Scoring a DSRL-sized file: V-bar of the paper's ensemble (K = 3, 72 -> 256 -> 256 -> 1, the
+// width of OfflineCarGoal1) over 2^18 rows, on 1 and 2 threads. Items are states.
+void ensemble_scoring(benchmark::State& state) {
+  constexpr std::int64_t width = 72, rows = 1 << 18;
+  static const std::vector<float> table = [] {
+    std::mt19937_64 rng(72);
+    std::normal_distribution<float> normal;
+    std::vector<float> v(static_cast<std::size_t>(rows * width));
+    for (auto& e : v) e = normal(rng);
+    return v;
+  }();
+  lrn::ValueEnsemble ensemble;
+  for (std::uint64_t k = 0; k < 3; ++k)
+    ensemble.members.push_back(lrn::initial_weights(lrn::value_shape(width, paper_hidden()), k));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(lrn::state_values(ensemble, table, width, lrn::eigen_backend(), state.range(0)));
+  state.SetItemsProcessed(state.iterations() * rows);
+}
+// One thread by CPU time (the peer's measure, robust on a shared machine); two by wall time.
+BENCHMARK(ensemble_scoring)->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(ensemble_scoring)->ArgName("threads")->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 // Keeps each benchmark's items per second (the median when repetitions are aggregated).
 class Recorder : public benchmark::ConsoleReporter {
  public:
@@ -184,5 +222,7 @@ int main(int argc, char** argv) {
   };
   row("BT step (fwd + bwd + Adam)", "bradley_terry_step", torch_step);
   row("inference (forward only)", "inference", torch_inference);
+  row("ensemble scoring (K = 3, 72-dim)", "ensemble_scoring/threads:1",
+      json_number(json, "ensemble_scoring_states_per_second"));
   return 0;
 }

@@ -86,8 +86,19 @@ def main() -> int:
         with torch.no_grad():
             model(flat)
 
+    # `ltt score`'s scoring: V-bar of K = 3 members on 72-dim rows (OfflineCarGoal1's width),
+    # 2^18 rows in chunks of 65536, as bench_learning's ensemble_scoring/threads:1.
+    ensemble = [make_model(72, args.hidden) for _ in range(3)]
+    table = torch.randn(1 << 18, 72)
+
+    def ensemble_scoring():
+        with torch.no_grad():
+            for chunk in table.split(1 << 16):
+                sum(m(chunk) for m in ensemble) / 3
+
     step_cpu, step_wall = timed(step, states, args.min_time, args.repetitions)
     inference_cpu, inference_wall = timed(inference, states, args.min_time, args.repetitions)
+    scoring_cpu, scoring_wall = timed(ensemble_scoring, 1 << 18, args.min_time, args.repetitions)
     result = {
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
@@ -99,6 +110,8 @@ def main() -> int:
         "inference_states_per_wall_second": statistics.median(inference_wall),
         "bt_step_repetitions": step_cpu,
         "inference_repetitions": inference_cpu,
+        "ensemble_scoring_states_per_second": statistics.median(scoring_cpu),
+        "ensemble_scoring_states_per_wall_second": statistics.median(scoring_wall),
     }
     if args.json:
         print(json.dumps(result))
@@ -109,6 +122,8 @@ def main() -> int:
               f"(CPU time; {result['bt_step_states_per_wall_second']:.3e} by wall clock)")
         print(f"inference (forward only):   {result['inference_states_per_second']:.3e} states/s "
               f"(CPU time; {result['inference_states_per_wall_second']:.3e} by wall clock)")
+        print(f"ensemble scoring (K = 3, 72-dim): {result['ensemble_scoring_states_per_second']:.3e} "
+              f"states/s (CPU time; {result['ensemble_scoring_states_per_wall_second']:.3e} by wall clock)")
     return 0
 
 

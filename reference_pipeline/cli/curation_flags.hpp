@@ -1,13 +1,16 @@
 #pragma once
-// Flag values the curation subcommands share (`ltt certify`, and any other that walks a grid):
-// the --grid list of quantiles, and real numbers given through text flags (a cost budget, a
-// clip kappa, a percentile), which the flag table's kinds do not cover. Messages name the flag.
+// Flag values the curation subcommands share (`ltt certify`, `ltt score`, `ltt curate`): the
+// --grid list of quantiles, --aggregation, and real numbers given through text flags (a cost
+// budget, a clip kappa, a percentile), which the flag table's kinds do not cover. Messages name
+// the flag.
 
 #include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <curation/score_aggregation.hpp>
 
 #include "arguments.hpp"
 #include "bad_input.hpp"
@@ -57,6 +60,25 @@ inline std::vector<double> grid_quantiles(std::string_view text) {
     text.remove_prefix(comma + 1);
   }
   return q;
+}
+
+// --aggregation (mean, minimum or percentile of per-state values over a trajectory) and its
+// --percentile; `name` receives the text given.
+inline curation::Aggregator read_aggregator(const Arguments& args, std::string& name) {
+  curation::Aggregator a;
+  name = args.text("aggregation");
+  if (name == "mean")
+    a.kind = curation::Aggregation::mean;
+  else if (name == "minimum")
+    a.kind = curation::Aggregation::minimum;
+  else if (name == "percentile")
+    a.kind = curation::Aggregation::percentile;
+  else
+    throw BadInput(cat("--aggregation: ", in_quotes(name), " is not one of mean, minimum, percentile"));
+  if (args.given("percentile") && a.kind != curation::Aggregation::percentile)
+    throw BadInput("--percentile needs --aggregation percentile");
+  a.percentile = real_in_range("percentile", args.text("percentile"), 0.0, 100.0, "in [0, 100]");
+  return a;
 }
 
 }  // namespace ltt::cli

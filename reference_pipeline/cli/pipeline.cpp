@@ -32,6 +32,7 @@
 #include "certificate_json.hpp"
 #include "format.hpp"
 #include "json_writer.hpp"
+#include "output_directory.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {
@@ -85,18 +86,9 @@ constexpr Command pipeline_command{
 std::filesystem::path prepare_out(const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path out(text);
-  std::error_code ec;
-  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw BadInput(cat("--out: ", in_quotes(text), " exists and is not a directory"));
-  fs::path probe = fs::absolute(out, ec);
-  while (!fs::exists(probe, ec) && probe.has_parent_path() && probe.parent_path() != probe)
-    probe = probe.parent_path();
-  if (!fs::is_directory(probe, ec))
-    throw BadInput(cat("--out: cannot create ", in_quotes(text), ": ", in_quotes(probe.string()),
-                       " is not a directory"));
-  if (::access(probe.c_str(), W_OK | X_OK) != 0)
-    throw BadInput(cat("--out: cannot write ", in_quotes(text), ": ", std::strerror(errno)));
+  check_directory_creatable(out);
   // Created now (empty), so a directory that cannot exist fails here rather than after the run.
+  std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw BadInput(cat("--out: cannot create ", in_quotes(text), ": ", ec.message()));
   return out;

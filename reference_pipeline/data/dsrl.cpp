@@ -271,6 +271,23 @@ DsrlPool load_dsrl_pool(const fs::path& path) {
   return pool;
 }
 
+Array read_dsrl_float32(const fs::path& path, std::string_view key) {
+  const std::unique_ptr<DsrlSource> s = open_source(path);
+  const Layout layout = check_layout(*s);
+  const auto k = static_cast<std::size_t>(
+      std::find(std::begin(dsrl_keys), std::end(dsrl_keys), key) - std::begin(dsrl_keys));
+  if (k == std::size(dsrl_keys) || is_per_row_key(key))
+    throw DataError(cat("read_dsrl_float32: ", in_quotes(key),
+                        " is not one of observations, next_observations, actions"));
+  return s->read_float(key, DType::float32);
+}
+
+std::vector<double> read_dsrl_costs(const fs::path& path) {
+  const std::unique_ptr<DsrlSource> s = open_source(path);
+  check_layout(*s);
+  return read_finite(*s, "costs");
+}
+
 curation::TrajectoryPool to_trajectory_pool(const DsrlPool& pool, std::span<const double> scores) {
   if (static_cast<std::int64_t>(scores.size()) != pool.size())
     throw DataError(cat("to_trajectory_pool: ", std::to_string(scores.size()), " scores for the ",

@@ -100,6 +100,15 @@ struct DsrlPool {
 // file, or a dataset without a single complete episode.
 DsrlPool load_dsrl_pool(const std::filesystem::path& path);
 
+// One key of a DSRL dataset read alone, for learning and scoring a value on a file larger than
+// memory allows in full (`ltt score`): the layout is checked as load_dsrl_pool checks it, and
+// nothing else is read, so next_observations and actions never enter memory.
+//   read_dsrl_float32   a float key (observations) as float32, shape (N, dim); a float64 key
+//                       is converted as it is read (HDF5) or straight from its bytes (.npy)
+//   read_dsrl_costs     the per-row costs as double, shape (N,), each finite
+Array read_dsrl_float32(const std::filesystem::path& path, std::string_view key);
+std::vector<double> read_dsrl_costs(const std::filesystem::path& path);
+
 // The episodes as a curation pool: id = episode index, with length, return and cost, and
 // the given scores (one per episode, in episode order). The unsafe bit for a budget b is
 // curation::unsafe_bits(pool.episodic_cost, b).

@@ -15,6 +15,7 @@ ProgressReporter::ProgressReporter(Progress mode, std::string task, std::string 
   const bool terminal = isatty(fileno(stderr)) == 1;
   enabled_ = mode == Progress::always || (mode == Progress::automatic && terminal);
   in_place_ = enabled_ && terminal;
+  start_ = std::chrono::steady_clock::now();
 }
 
 ProgressReporter::~ProgressReporter() {
@@ -26,6 +27,7 @@ void ProgressReporter::epoch_done(std::int64_t member, std::int64_t epoch, doubl
   if (!enabled_) return;
   const std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
+  ++done_;
   const bool last = epoch + 1 == epochs_;
   if (in_place_ && !last && now - last_ < std::chrono::milliseconds(100)) return;
   last_ = now;
@@ -33,9 +35,13 @@ void ProgressReporter::epoch_done(std::int64_t member, std::int64_t epoch, doubl
   const std::string who = members_ > 1 ? " member " + std::to_string(member + 1) + "/" +
                                              std::to_string(members_)
                                        : std::string();
-  std::snprintf(line, sizeof line, "%s%s: epoch %lld/%lld loss %.6g %.3g %s/s", task_.c_str(),
-                who.c_str(), static_cast<long long>(epoch + 1), static_cast<long long>(epochs_),
-                loss, items_per_second, unit_.c_str());
+  // ETA from the mean time per member-epoch so far (members on several threads overlap).
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double eta = elapsed / static_cast<double>(done_) *
+                     static_cast<double>(members_ * epochs_ - done_);
+  std::snprintf(line, sizeof line, "%s%s: epoch %lld/%lld loss %.6g %.3g %s/s ETA %.0f s",
+                task_.c_str(), who.c_str(), static_cast<long long>(epoch + 1),
+                static_cast<long long>(epochs_), loss, items_per_second, unit_.c_str(), eta);
   if (in_place_) {
     std::fprintf(stderr, "\r%s\033[K", line);  // rewrite the line, clear what is left of it
     line_open_ = true;

@@ -32,7 +32,8 @@ class ProgressReporter {
   bool line_open_ = false;
   std::string task_, unit_;
   std::int64_t members_, epochs_;
-  std::chrono::steady_clock::time_point last_{};
+  std::chrono::steady_clock::time_point last_{}, start_{};
+  std::int64_t done_ = 0;  // member-epochs reported, for the ETA
   std::mutex mutex_;
 };
 

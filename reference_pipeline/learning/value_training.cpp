@@ -51,18 +51,10 @@ void gather_pairs(std::span<const float> states, std::int64_t obs_dim, const Seg
   }
 }
 
-// Values of one network on every row, in chunks so the float output buffer stays small.
-void predict_rows(Network& net, std::span<const float> states, std::int64_t obs_dim, std::int64_t rows,
-                  std::span<double> values) {
-  constexpr std::int64_t chunk = 1 << 16;
-  std::vector<float> out(static_cast<std::size_t>(std::min(rows, chunk)));
-  for (std::int64_t first = 0; first < rows; first += chunk) {
-    const std::int64_t n = std::min(chunk, rows - first);
-    net.predict(states.subspan(static_cast<std::size_t>(first * obs_dim), static_cast<std::size_t>(n * obs_dim)), n,
-                std::span<float>(out).first(static_cast<std::size_t>(n)));
-    std::copy_n(out.begin(), n, values.begin() + first);
-  }
-}
+// Rows per forward call of state_values: large enough that the GEMMs run at full speed, small
+// enough that the float output and the hidden activations (rows x 256 floats per layer) stay in
+// a few MB.
+constexpr std::int64_t predict_chunk = 1 << 16;
 
 void check_ensemble(std::string_view fn, const ValueEnsemble& ensemble, std::int64_t obs_dim) {
   detail::require_at_least(fn, "ensemble.members.size()", detail::ssize(ensemble.members.size()), 1);
@@ -157,20 +149,34 @@ ValueTrainingResult train_value_ensemble(std::span<const float> states, std::int
 }
 
 StateValues state_values(const ValueEnsemble& ensemble, std::span<const float> states, std::int64_t obs_dim,
-                         const Backend& backend) {
+                         const Backend& backend, std::int64_t threads) {
   constexpr std::string_view fn = "ltt::learning::state_values";
   const std::int64_t rows = detail::table_rows(fn, "states", states, "obs_dim", obs_dim);
   check_ensemble(fn, ensemble, obs_dim);
+  detail::require_at_least(fn, "threads", threads, 1);
   StateValues out;
   out.members = detail::ssize(ensemble.members.size());
   out.rows = rows;
   out.per_member.resize(static_cast<std::size_t>(out.members * rows));
+  // One task per (member, chunk of predict_chunk rows), each with its own network: the chunks
+  // are the same whatever the thread count, so every value is computed by the same arithmetic
+  // and the bytes do not depend on `threads`.
+  const std::int64_t chunks = (rows + predict_chunk - 1) / predict_chunk;
+  detail::run_indexed(out.members * chunks, threads, [&](std::int64_t task) {
+    const std::int64_t k = task / chunks;
+    const std::int64_t first = (task % chunks) * predict_chunk;
+    const std::int64_t n = std::min(predict_chunk, rows - first);
+    const auto net = backend.network(ensemble.members[static_cast<std::size_t>(k)]);
+    std::vector<float> values(static_cast<std::size_t>(n));
+    net->predict(states.subspan(static_cast<std::size_t>(first * obs_dim), static_cast<std::size_t>(n * obs_dim)),
+                 n, values);
+    std::copy(values.begin(), values.end(), out.per_member.begin() + k * rows + first);
+  });
+  // V-bar summed in member order, as the single-threaded loop did.
   out.mean.assign(static_cast<std::size_t>(rows), 0.0);
   for (std::int64_t k = 0; k < out.members; ++k) {
-    const auto net = backend.network(ensemble.members[static_cast<std::size_t>(k)]);
-    const std::span<double> values(out.per_member.data() + k * rows, static_cast<std::size_t>(rows));
-    predict_rows(*net, states, obs_dim, rows, values);
-    for (std::int64_t i = 0; i < rows; ++i) out.mean[static_cast<std::size_t>(i)] += values[static_cast<std::size_t>(i)];
+    const double* values = out.per_member.data() + k * rows;
+    for (std::int64_t i = 0; i < rows; ++i) out.mean[static_cast<std::size_t>(i)] += values[i];
   }
   for (auto& v : out.mean) v /= static_cast<double>(out.members);
   return out;

@@ -79,9 +79,11 @@ struct StateValues {
   }
 };
 
-// Every member's value and their mean at every row of states (forward only).
+// Every member's value and their mean at every row of states (forward only), on `threads`
+// threads over members and fixed chunks of rows: the result does not depend on `threads`.
 StateValues state_values(const ValueEnsemble& ensemble, std::span<const float> states,
-                         std::int64_t obs_dim, const Backend& backend = eigen_backend());
+                         std::int64_t obs_dim, const Backend& backend = eigen_backend(),
+                         std::int64_t threads = 1);
 
 // g(tau) for every trajectory: curation::trajectory_scores of V-bar with `aggregator` (the mean
 // by default, the paper's score).

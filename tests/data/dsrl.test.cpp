@@ -447,3 +447,38 @@ TEST_CASE("to_trajectory_pool: one trajectory per episode, id = episode index") 
   check_data_error([&] { ltt::data::to_trajectory_pool(pool, scores); },
                    {"4 scores for the 5 episodes"});
 }
+
+TEST_CASE("read_dsrl_float32 and read_dsrl_costs: one key alone, float64 converted, each store") {
+  const fs::path dir = scratch("read_one_key");
+  const std::int64_t n = 4;
+  ltt::data::DsrlDataset d;
+  const std::vector<double> obs = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 1e30};
+  d.observations = ltt::data::make_array(obs, {n, 2});  // float64: read back as float32
+  d.next_observations = d.observations;
+  d.actions = ltt::data::make_array(std::vector<float>{1, 2, 3, 4}, {n, 1});
+  d.rewards = ltt::data::make_array(std::vector<float>{1, 2, 3, 4});
+  d.costs = ltt::data::make_array(std::vector<float>{0, 0.5f, 2, 0});
+  d.terminals = ltt::data::make_array(std::vector<std::uint8_t>{0, 1, 0, 1}, true);
+  d.timeouts = ltt::data::make_array(std::vector<std::uint8_t>{0, 0, 0, 0}, true);
+  std::vector<fs::path> targets = {dir / "pool"};
+  if (LTT_TEST_HDF5) targets.push_back(dir / "pool.hdf5");
+  for (const fs::path& path : targets) {
+    CAPTURE(path);
+    ltt::data::write_dsrl(path, d);
+    const Array o = ltt::data::read_dsrl_float32(path, "observations");
+    CHECK(o.dtype == DType::float32);
+    CHECK(o.shape == std::vector<std::int64_t>{n, 2});
+    const auto v = o.values<float>();
+    for (std::size_t i = 0; i < obs.size(); ++i) CHECK(v[i] == static_cast<float>(obs[i]));
+    CHECK(ltt::data::read_dsrl_costs(path) == std::vector<double>{0, 0.5, 2, 0});
+    check_data_error([&] { ltt::data::read_dsrl_float32(path, "costs"); },
+                     {"'costs' is not one of observations"});
+  }
+  // The layout is checked as load_dsrl_pool checks it: a missing key is named.
+  const fs::path no_costs = dir / "no_costs";
+  ltt::data::write_dsrl(no_costs, d);
+  fs::remove(no_costs / "costs.npy");
+  check_data_error([&] { ltt::data::read_dsrl_costs(no_costs); }, {"key 'costs' is missing"});
+  check_data_error([&] { ltt::data::read_dsrl_float32(no_costs, "observations"); },
+                   {"key 'costs' is missing"});
+}

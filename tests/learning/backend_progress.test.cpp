@@ -99,7 +99,8 @@ TEST_CASE("progress: silent unless asked when stderr is not a terminal") {
   const std::string text = stderr_of([&] { always = train(lrn::Progress::always); });
   CHECK(text.find("value ensemble member 1/2: epoch 1/3 loss ") != std::string::npos);
   CHECK(text.find("value ensemble member 2/2: epoch 3/3 loss ") != std::string::npos);
-  CHECK(text.find(" states/s\n") != std::string::npos);
+  CHECK(text.find(" states/s ETA ") != std::string::npos);
+  CHECK(text.find(" ETA 0 s\n") != std::string::npos);  // the last member-epoch leaves nothing
   CHECK(text.find('\r') == std::string::npos);  // no in-place rewriting in a file
   CHECK(quiet.ensemble.members == always.ensemble.members);  // reporting changes nothing else
 }

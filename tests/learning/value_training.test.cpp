@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/spearman.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -25,6 +26,7 @@ namespace {
 namespace lrn = ltt::learning;
 namespace cur = ltt::curation;
 using ltt_test::check_throws_naming;
+using ltt_test::spearman;
 
 constexpr std::int64_t obs_dim = 4;
 
@@ -71,33 +73,6 @@ lrn::SegmentPairs sample_pairs(const Pool& pool, std::int64_t pairs, std::int64_
   o.segment_length = H;
   o.seed = seed;
   return lrn::segment_pairs(cur::sample_preference_pairs(pool.step_costs, pool.offsets, o), pool.offsets, H);
-}
-
-std::vector<double> ranks(const std::vector<double>& x) {
-  std::vector<std::size_t> idx(x.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return x[a] < x[b]; });
-  std::vector<double> r(x.size());
-  for (std::size_t i = 0; i < idx.size();) {
-    std::size_t j = i;
-    while (j + 1 < idx.size() && x[idx[j + 1]] == x[idx[i]]) ++j;
-    for (std::size_t k = i; k <= j; ++k) r[idx[k]] = 0.5 * static_cast<double>(i + j);  // ties: mean rank
-    i = j + 1;
-  }
-  return r;
-}
-
-double spearman(const std::vector<double>& x, const std::vector<double>& y) {
-  const auto rx = ranks(x), ry = ranks(y);
-  const double mx = std::accumulate(rx.begin(), rx.end(), 0.0) / static_cast<double>(rx.size());
-  const double my = std::accumulate(ry.begin(), ry.end(), 0.0) / static_cast<double>(ry.size());
-  double sxy = 0, sxx = 0, syy = 0;
-  for (std::size_t i = 0; i < rx.size(); ++i) {
-    sxy += (rx[i] - mx) * (ry[i] - my);
-    sxx += (rx[i] - mx) * (rx[i] - mx);
-    syy += (ry[i] - my) * (ry[i] - my);
-  }
-  return sxy / std::sqrt(sxx * syy);
 }
 
 // Pairs of segments from any two trajectories at uniform offsets, labeled by true summed cost:
@@ -182,6 +157,23 @@ TEST_CASE("Bradley-Terry ensemble on the paper's pairs: bottom against top quart
   const double rho = spearman(scores, held_out.mean_cost);
   MESSAGE("trajectory-level Spearman(score, true cost) " << rho);
   CHECK(rho < -0.75);
+}
+
+TEST_CASE("state values: the same bytes on any thread count, across chunk boundaries") {
+  // 2000 trajectories of 40 rows: 80000 rows, more than one predict chunk (65536 rows).
+  const Pool pool = make_pool(2000, 7);
+  auto o = small_options();
+  o.epochs = 1;
+  const auto result = lrn::train_value_ensemble(pool.states, obs_dim, sample_pairs(pool, 50, 5, 6), o);
+  const auto one = lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), 1);
+  for (const std::int64_t threads : {2, 3, 8}) {
+    CAPTURE(threads);
+    const auto many = lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), threads);
+    CHECK(many.per_member == one.per_member);
+    CHECK(many.mean == one.mean);
+  }
+  check_throws_naming([&] { lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), 0); },
+                      "threads");
 }
 
 TEST_CASE("state values: per member, their mean, and the curation aggregators") {

@@ -1,0 +1,97 @@
+// ltt draw: the trajectories to label by hand, exactly those `ltt certify --draw N --seed S`
+// and `ltt curate --draw N --seed S` label from the costs (curation::draw_calibration on the
+// pool's positions: uniform without replacement). A person labels them, and --labels takes
+// the labels back; the certificate is then the one --draw would give.
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <curation/calibration.hpp>
+#include <data/atomic_output.hpp>
+#include <data/dsrl.hpp>
+
+#include "certification.hpp"
+#include "dataset_file.hpp"
+#include "json_writer.hpp"
+#include "pool_file.hpp"
+#include "subcommand.hpp"
+
+namespace ltt::cli {
+
+namespace {
+
+constexpr Flag draw_flags[] = {
+    {"pool", FlagKind::text, "CSV with an id column (or a .npy pool: id = row)"},
+    {"dataset", FlagKind::text, "instead of --pool: a DSRL dataset, id = episode index"},
+    {"n", FlagKind::count, "trajectories to draw", {}, true},
+    {"seed", FlagKind::count, "seed of the draw (certify's and curate's --seed)", "0"},
+    {"out", FlagKind::text, "write the ids as CSV with header id here instead of printing them"},
+    {"json", FlagKind::boolean, "print one JSON object"},
+};
+
+constexpr Command draw_command{
+    "draw",
+    "The ids of the n trajectories to label, drawn uniformly without replacement with --seed:\n"
+    "the draw `ltt certify --draw n --seed S` and `ltt curate --draw n --seed S` make. Label\n"
+    "them (unsafe 0 or 1) into a CSV id,unsafe and pass it as --labels.",
+    draw_flags};
+
+}  // namespace
+
+int run_draw(const Invocation& call) {
+  const auto args = parse_or_help(draw_command, call);
+  if (!args) return 0;
+  if (args->has("pool") == args->has("dataset"))
+    throw BadInput(args->has("pool") ? "--pool and --dataset exclude each other"
+                                     : "missing --pool (or --dataset)");
+  const std::int64_t n = args->count("n");
+  if (n < 1) throw BadInput("--n: 0 must be at least 1");
+  const auto seed = static_cast<std::uint64_t>(args->count("seed"));
+  std::optional<std::string> out;
+  if (args->has("out")) {
+    out = args->text("out");
+    const std::string& input = args->has("pool") ? args->text("pool") : args->text("dataset");
+    if (same_file(*out, input))
+      throw BadInput(cat("--out: ", in_quotes(*out), " is the input itself"));
+    certification::check_writable("out", *out);
+  }
+
+  PoolFile pool;
+  if (args->has("pool")) {
+    pool = read_pool(args->text("pool"), false);
+  } else {
+    pool = dataset_pool(data::load_dsrl_pool(args->text("dataset")), args->text("dataset"));
+  }
+  if (n > pool.size())
+    throw BadInput(cat("--n: ", std::to_string(n), " must not exceed the pool size ",
+                       std::to_string(pool.size()), " (", pool.name, ")"));
+  std::vector<std::int64_t> ids;
+  for (const std::int64_t p : curation::draw_calibration(pool.size(), n, seed))
+    ids.push_back(pool.pool.id[static_cast<std::size_t>(p)]);
+
+  std::ostringstream lines;
+  for (const std::int64_t id : ids) lines << id << '\n';
+  if (out)
+    data::write_stream_atomically(*out, [&](std::ostream& o) { o << "id\n" << lines.str(); });
+  if (args->flag("json")) {
+    JsonWriter json(call.out);
+    json.begin_object().field("pool", pool.name).field("pool_size", pool.size()).field("n", n);
+    json.field("seed", static_cast<std::int64_t>(seed)).field("out", out);
+    json.key("ids").begin_array();
+    for (const std::int64_t id : ids) json.value(id);
+    json.end_array().end_object();
+    call.out << '\n';
+  } else if (out) {
+    call.out << "wrote " << n << " ids of " << pool.size() << " drawn with seed " << seed << " to "
+             << *out << " (label each: id,unsafe)\n";
+  } else {
+    call.out << lines.str();
+  }
+  return 0;
+}
+
+}  // namespace ltt::cli

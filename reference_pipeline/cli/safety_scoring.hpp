@@ -1,0 +1,507 @@
+#pragma once
+// The scoring stage of `ltt score` and `ltt curate` (docs/cli.md, "ltt score"): the safety value
+// learned on a user's DSRL file (paper, section 4.1) and the per-episode scores it gives
+// (section 4.2), as named steps:
+//
+//   read_score_settings     flags -> settings; every default from the library's option structs
+//   read_scoring_inputs     the file's episodes and per-row costs, the pairs (synthesized by the
+//                           paper's sampler or read from --pairs-file), the --model to reuse;
+//                           every refusal (exit 2) happens here, before any training
+//   compute_scores          observations (float32, nothing else of the file) -> the trained or
+//                           loaded ensemble -> V-bar on every row -> one score per episode
+//   scoring_files           state_values.npy, scores.npy, model.ltt, score.json
+//
+// state_values.npy has one value per row of the file, the rows of a dropped tail (after the last
+// end flag) included: the network values them as any other row, they belong to no episode and
+// so to no score. `ltt certify --dataset F --state-values DIR/state_values.npy` reads the file
+// as it is and gives the same scores.
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <curation/preference_pairs.hpp>
+#include <curation/score_aggregation.hpp>
+
+#include <data/array.hpp>
+#include <data/atomic_output.hpp>
+#include <data/dsrl.hpp>
+#include <data/npy.hpp>
+#include <learning/backend.hpp>
+#include <learning/model_file.hpp>
+#include <learning/safety_value.hpp>
+#include <learning/value_training.hpp>
+
+#include "arguments.hpp"
+#include "bad_input.hpp"
+#include "curation_flags.hpp"
+#include "dataset_file.hpp"
+#include "format.hpp"
+#include "json_writer.hpp"
+#include "output_directory.hpp"
+#include "table_reader.hpp"
+
+namespace ltt::cli {
+
+namespace scoring_detail {
+
+inline std::string join_widths(const std::vector<std::int64_t>& widths) {
+  std::string text;
+  for (std::size_t i = 0; i < widths.size(); ++i)
+    text += cat(i > 0 ? "," : "", std::to_string(widths[i]));
+  return text;
+}
+
+}  // namespace scoring_detail
+
+// The flags of the scoring stage. Defaults are printed from SafetyValueOptions{} and
+// curation::PreferencePairOptions{}, never typed here, so the program, the Python module and the
+// pipeline start from the same numbers.
+inline const std::vector<Flag>& scoring_flags() {
+  using scoring_detail::join_widths;
+  static const learning::SafetyValueOptions v{};
+  static const curation::PreferencePairOptions p{};
+  static const std::string pairs = std::to_string(p.pairs),
+                           segment = std::to_string(p.segment_length),
+                           flip = shortest(p.flip_probability),
+                           members = std::to_string(v.value.members),
+                           epochs = std::to_string(v.value.epochs),
+                           hidden = join_widths(v.value.hidden),
+                           batch = std::to_string(v.value.batch_pairs),
+                           lr = shortest(v.value.adam.learning_rate),
+                           seed = std::to_string(v.value.seed),
+                           threads = std::to_string(v.value.threads);
+  static const std::vector<Flag> flags = {
+      {"dataset", FlagKind::text, "the DSRL dataset (.hdf5/.h5, or a directory of .npy)", {}, true},
+      {"out", FlagKind::text, "directory for the outputs, written only after all compute", {},
+       true},
+      {"pairs", FlagKind::count, "preference pairs the sampler draws from the file's costs", pairs},
+      {"segment", FlagKind::count, "H, rows per segment", segment},
+      {"flip-probability", FlagKind::unit, "label-flip noise of the synthesized pairs", flip},
+      {"boltzmann-temperature", FlagKind::text,
+       "Boltzmann labeler: P(prefer the safer) = logistic(cost gap / T); exact labels when absent"},
+      {"pairs-file", FlagKind::text,
+       "instead of synthesized pairs: CSV episode_a,start_a,episode_b,start_b,preferred (a or b)"},
+      {"members", FlagKind::count, "K, networks in the ensemble", members},
+      {"epochs", FlagKind::count, "training epochs", epochs},
+      {"hidden", FlagKind::text, "hidden widths, comma-separated", hidden},
+      {"batch", FlagKind::count, "pairs per minibatch", batch},
+      {"lr", FlagKind::text, "Adam learning rate", lr},
+      {"seed", FlagKind::count, "one seed: the pairs', the ensemble's and the held-out split's",
+       seed},
+      {"threads", FlagKind::count, "members trained at once; threads of the scoring", threads},
+      {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
+      {"model", FlagKind::text,
+       "an existing model file: no training, only scoring; a new path: the model is saved there "
+       "too"},
+      {"aggregation", FlagKind::text, "mean, minimum or percentile of V-bar over an episode",
+       "mean"},
+      {"percentile", FlagKind::text, "percent for --aggregation percentile, in [0, 100]", "10"},
+      {"quiet", FlagKind::boolean, "no progress lines on stderr"},
+      {"progress", FlagKind::boolean, "progress lines on stderr even when it is not a terminal"},
+  };
+  return flags;
+}
+
+struct ScoreSettings {
+  std::filesystem::path dataset, out;
+  curation::PreferencePairOptions pairs{};
+  learning::SafetyValueOptions value{};
+  std::uint64_t seed = 0;
+  std::int64_t threads = 1;
+  const learning::Backend* backend = nullptr;
+  std::optional<std::filesystem::path> pairs_file, model;
+  bool reuse_model = false;  // --model names an existing file: score with it, train nothing
+  curation::Aggregator aggregator{};
+  std::string aggregation_name = "mean";
+};
+
+inline ScoreSettings read_score_settings(const Arguments& args) {
+  ScoreSettings s;
+  s.dataset = args.text("dataset");
+  s.out = args.text("out");
+  const auto at_least_one = [&](std::string_view flag) {
+    const std::int64_t v = args.count(flag);
+    if (v < 1) throw BadInput(cat("--", flag, ": 0 must be at least 1"));
+    return v;
+  };
+  s.seed = static_cast<std::uint64_t>(args.count("seed"));
+  const learning::SafetyValueSeeds seeds = learning::safety_value_seeds(s.seed);
+  s.pairs.pairs = at_least_one("pairs");
+  s.pairs.segment_length = at_least_one("segment");
+  s.pairs.flip_probability = args.real("flip-probability");
+  s.pairs.seed = seeds.pairs;
+  if (args.has("boltzmann-temperature")) {
+    const double t = finite_real("boltzmann-temperature", args.text("boltzmann-temperature"));
+    if (!(t > 0.0)) throw BadInput(cat("--boltzmann-temperature: ", shortest(t), " must be > 0"));
+    s.pairs.boltzmann_temperature = t;
+  }
+  if (args.has("pairs-file")) {
+    for (const std::string_view flag : {"pairs", "flip-probability", "boltzmann-temperature"})
+      if (args.given(flag))
+        throw BadInput(cat("--", flag, " shapes synthesized pairs; --pairs-file gives its own"));
+    s.pairs_file = args.text("pairs-file");
+  }
+  s.value.value.members = at_least_one("members");
+  s.value.value.epochs = at_least_one("epochs");
+  s.value.value.batch_pairs = at_least_one("batch");
+  s.value.value.hidden.clear();
+  for (std::string_view text = args.text("hidden");;) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    std::int64_t w = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), w);
+    if (ec != std::errc{} || end != item.data() + item.size() || w < 1)
+      throw BadInput(cat("--hidden: ", in_quotes(item),
+                         " is not a positive width (a comma-separated list such as 256,256)"));
+    s.value.value.hidden.push_back(w);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  const double lr = finite_real("lr", args.text("lr"));
+  if (!(lr > 0.0)) throw BadInput(cat("--lr: ", shortest(lr), " must be > 0"));
+  s.value.value.adam.learning_rate = lr;
+  s.value.value.seed = seeds.value;
+  s.threads = at_least_one("threads");
+  s.value.value.threads = s.threads;
+  if (args.flag("quiet") && args.flag("progress"))
+    throw BadInput("--quiet and --progress exclude each other");
+  s.value.value.progress = args.flag("quiet")      ? learning::Progress::quiet
+                           : args.flag("progress") ? learning::Progress::always
+                                                   : learning::Progress::automatic;
+  s.backend = &learning::backend_named(args.text("backend"));
+  if (args.has("model")) {
+    s.model = args.text("model");
+    std::error_code ec;
+    s.reuse_model = std::filesystem::exists(*s.model, ec);
+    if (s.reuse_model && s.pairs_file)
+      throw BadInput(cat("--pairs-file: the model ", in_quotes(s.model->string()),
+                         " exists, so nothing is trained on the pairs"));
+  }
+  s.aggregator = read_aggregator(args, s.aggregation_name);
+  return s;
+}
+
+// What the sampler drew, or where the pairs came from.
+struct PairSource {
+  learning::SegmentPairs pairs;
+  std::optional<curation::PreferencePairs> drawn;  // synthesized: the sampler's account
+  std::int64_t eligible = 0;                        // episodes of at least H rows
+};
+
+struct ScoringInputs {
+  data::DsrlPool dataset;
+  std::vector<std::int64_t> offsets;        // episode i owns rows [offsets[i], offsets[i + 1])
+  std::optional<PairSource> pairs;          // absent when a model is reused
+  std::optional<learning::ValueEnsemble> model;  // the reused model
+};
+
+// --pairs-file: episode_a,start_a,episode_b,start_b,preferred, starts counted from the first
+// row of each episode, preferred naming the safer segment. Returned as rows of the file.
+inline learning::SegmentPairs read_pairs_file(const std::filesystem::path& path,
+                                              const data::DsrlPool& dataset, std::int64_t H) {
+  CsvFile csv = CsvFile::read(path);
+  const std::size_t columns[] = {csv.column("episode_a"), csv.column("start_a"),
+                                 csv.column("episode_b"), csv.column("start_b"),
+                                 csv.column("preferred", " (a or b: the safer segment)")};
+  learning::SegmentPairs pairs{H, {}, {}};
+  for (CsvRecord row; csv.next(row);) {
+    std::int64_t first[2];
+    for (int side = 0; side < 2; ++side) {
+      const std::string_view name = side == 0 ? "a" : "b";
+      const std::int64_t e = integer_field(csv, row, columns[2 * side], cat("episode_", name));
+      if (e < 0 || e >= dataset.size())
+        csv.fail(row.line, cat("episode_", name, " ", std::to_string(e), " does not exist: ",
+                               dataset.file, " holds episodes 0 to ",
+                               std::to_string(dataset.size() - 1)));
+      const data::Episode& episode = dataset.episodes[static_cast<std::size_t>(e)];
+      const std::int64_t start =
+          integer_field(csv, row, columns[2 * side + 1], cat("start_", name));
+      if (start < 0 || start + H > episode.length)
+        csv.fail(row.line, cat("start_", name, " ", std::to_string(start), ": a segment of H = ",
+                               std::to_string(H), " rows from there does not fit episode ",
+                               std::to_string(e), " (", std::to_string(episode.length),
+                               " rows; starts 0 to ", std::to_string(episode.length - H), ")"));
+      first[side] = episode.start + start;
+    }
+    const std::string_view preferred = row.fields[columns[4]];
+    if (preferred != "a" && preferred != "b")
+      csv.fail(row.line, cat("preferred ", in_quotes(preferred), " is not a or b"));
+    const bool a = preferred == "a";
+    pairs.preferred.push_back(first[a ? 0 : 1]);
+    pairs.rejected.push_back(first[a ? 1 : 0]);
+  }
+  if (pairs.preferred.empty()) csv.fail_file("holds no pairs");
+  return pairs;
+}
+
+inline ScoringInputs read_scoring_inputs(const ScoreSettings& s) {
+  ScoringInputs in;
+  in.dataset = data::load_dsrl_pool(s.dataset);
+  in.offsets = episode_offsets(in.dataset);
+  const std::string& name = in.dataset.file;
+  if (s.reuse_model) {
+    std::vector<learning::MlpWeights> members = learning::load_models(*s.model);
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const learning::MlpShape& shape = members[k].shape;
+      if (shape.input() != in.dataset.observation_dim)
+        throw BadInput(cat("--model: ", in_quotes(s.model->string()), " takes observations of ",
+                           std::to_string(shape.input()), " values but ", name, " has ",
+                           std::to_string(in.dataset.observation_dim)));
+      if (shape.output_width() != 1 || shape.output != learning::OutputActivation::identity)
+        throw BadInput(cat("--model: ", in_quotes(s.model->string()), " network ",
+                           std::to_string(k), " is not a value network (one identity output)"));
+    }
+    in.model = learning::ValueEnsemble{std::move(members)};
+    return in;
+  }
+  const std::int64_t H = s.pairs.segment_length;
+  PairSource source;
+  std::int64_t longest = 0;
+  for (const data::Episode& e : in.dataset.episodes) {
+    source.eligible += e.length >= H;
+    longest = std::max(longest, e.length);
+  }
+  if (s.pairs_file) {
+    source.pairs = read_pairs_file(*s.pairs_file, in.dataset, H);
+  } else {
+    // The sampler's parents are episodes of at least H rows, two at the least (a bottom and a
+    // top quartile); say so in the user's terms rather than the library's.
+    if (source.eligible == 0)
+      throw BadInput(cat("--segment: ", std::to_string(H), " is longer than every episode of ",
+                         name, " (the longest has ", std::to_string(longest), " rows)"));
+    if (source.eligible < 2)
+      throw BadInput(cat(name, ": only ", std::to_string(source.eligible),
+                         " episode has at least --segment ", std::to_string(H),
+                         " rows; the pair sampler needs two (a safer and a costlier parent)"));
+    const std::vector<double> costs = data::read_dsrl_costs(s.dataset);
+    curation::PreferencePairs drawn;
+    source.pairs = learning::synthesized_pairs(
+        std::span<const double>(costs).first(static_cast<std::size_t>(in.offsets.back())),
+        in.offsets, s.pairs, &drawn);
+    const auto found = static_cast<std::int64_t>(drawn.pairs.size());
+    if (found < s.pairs.pairs)
+      throw BadInput(cat(name, ": the sampler found ", std::to_string(found), " of --pairs ",
+                         std::to_string(s.pairs.pairs), " pairs in ",
+                         std::to_string(drawn.attempts), " draws (",
+                         std::to_string(drawn.ties_skipped), " tied segment costs skipped; ",
+                         std::to_string(source.eligible),
+                         " episodes of at least H rows): too few usable episodes for the pairs"));
+    source.drawn = std::move(drawn);
+  }
+  in.pairs = std::move(source);
+  return in;
+}
+
+struct ScoringResult {
+  std::optional<learning::SafetyValue> trained;  // absent when a model was reused
+  learning::ValueEnsemble ensemble;
+  std::vector<double> state_values;  // V-bar, one per row of the file
+  std::vector<double> scores;        // one per episode
+  double train_seconds = 0, score_seconds = 0, read_seconds = 0;
+};
+
+inline ScoringResult compute_scores(const ScoreSettings& s, const ScoringInputs& in) {
+  using clock = std::chrono::steady_clock;
+  const auto seconds_since = [](clock::time_point t) {
+    return std::chrono::duration<double>(clock::now() - t).count();
+  };
+  ScoringResult r;
+  auto t = clock::now();
+  const data::Array observations = data::read_dsrl_float32(s.dataset, "observations");
+  const std::span<const float> rows = observations.values<float>();
+  const std::int64_t d = in.dataset.observation_dim;
+  r.read_seconds = seconds_since(t);
+  t = clock::now();
+  if (in.model) {
+    r.ensemble = *in.model;
+  } else {
+    r.trained = learning::train_safety_value(rows, d, in.pairs->pairs, s.value, *s.backend);
+    r.ensemble = r.trained->ensemble;
+  }
+  r.train_seconds = seconds_since(t);
+  t = clock::now();
+  learning::StateValues values = learning::state_values(r.ensemble, rows, d, *s.backend, s.threads);
+  r.score_seconds = seconds_since(t);
+  r.state_values = std::move(values.mean);
+  r.scores = curation::trajectory_scores(
+      std::span<const double>(r.state_values).first(static_cast<std::size_t>(in.offsets.back())),
+      in.offsets, s.aggregator);
+  return r;
+}
+
+inline constexpr std::string_view scoring_file_names[] = {"state_values.npy", "scores.npy",
+                                                          "model.ltt", "score.json"};
+
+inline double states_per_second(const ScoringInputs& in, const ScoringResult& r) {
+  return r.score_seconds > 0 ? static_cast<double>(in.dataset.transitions) / r.score_seconds : 0.0;
+}
+
+// The fields of score.json (and of curate's "scoring" object).
+inline void write_scoring_fields(JsonWriter& json, const ScoreSettings& s, const ScoringInputs& in,
+                                 const ScoringResult& r) {
+  const data::DsrlPool& ds = in.dataset;
+  json.key("dataset")
+      .begin_object()
+      .field("file", s.dataset.string())
+      .field("store", ds.store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory")
+      .field("episodes", ds.size())
+      .field("transitions", ds.transitions)
+      .field("dropped_tail", ds.dropped_tail)
+      .field("observation_dim", ds.observation_dim)
+      .end_object();
+  json.field("trained", r.trained.has_value());
+  json.field("model", s.model ? std::optional(s.model->string()) : std::nullopt);
+  json.field("seed", static_cast<std::int64_t>(s.seed));
+  const learning::SafetyValueSeeds seeds = learning::safety_value_seeds(s.seed);
+  json.key("seeds")
+      .begin_object()
+      .field("pairs", std::to_string(seeds.pairs))
+      .field("value", std::to_string(seeds.value))
+      .end_object();
+  json.key("pairs");
+  if (in.pairs) {
+    json.begin_object()
+        .field("source", s.pairs_file ? "file" : "synthesized")
+        .field("file", s.pairs_file ? std::optional(s.pairs_file->string()) : std::nullopt)
+        .field("count", static_cast<std::int64_t>(in.pairs->pairs.preferred.size()))
+        .field("segment", s.pairs.segment_length)
+        .field("eligible_episodes", in.pairs->eligible);
+    if (const auto& d = in.pairs->drawn) {
+      json.field("attempts", d->attempts)
+          .field("ties_skipped", d->ties_skipped)
+          .field("label_errors", d->label_errors)
+          .field("quartile_size", d->quartile_size)
+          .field("flip_probability", s.pairs.flip_probability)
+          .field("boltzmann_temperature", s.pairs.boltzmann_temperature);
+    }
+    json.end_object();
+  } else {
+    json.null();
+  }
+  json.key("training");
+  if (const auto& v = r.trained) {
+    const learning::ValueTrainingOptions& o = s.value.value;
+    json.begin_object()
+        .field("members", o.members)
+        .field("epochs", o.epochs)
+        .field("batch", o.batch_pairs)
+        .field("lr", o.adam.learning_rate)
+        .field("held_out_fraction", s.value.held_out_fraction)
+        .field("normalize_observations", s.value.normalize_observations)
+        .field("backend", s.backend->name())
+        .field("threads", o.threads);
+    json.key("hidden").begin_array();
+    for (const std::int64_t w : o.hidden) json.value(w);
+    json.end_array();
+    json.field("train_pairs", v->train_pairs)
+        .field("held_out_pairs", v->held_out_pairs)
+        .field("train_accuracy", v->train.accuracy)
+        .field("train_loss", v->train.loss)
+        .field("held_out_accuracy",
+               v->held_out_pairs > 0 ? std::optional(v->held_out.accuracy) : std::nullopt)
+        .field("held_out_loss",
+               v->held_out_pairs > 0 ? std::optional(v->held_out.loss) : std::nullopt);
+    json.key("loss_curve").begin_array();
+    for (const std::vector<double>& member : v->epoch_loss) {
+      json.begin_array();
+      for (const double l : member) json.value(l);
+      json.end_array();
+    }
+    json.end_array();
+    json.key("normalization").begin_object();
+    json.key("mean").begin_array();
+    for (const double m : v->normalization.mean) json.value(m);
+    json.end_array();
+    json.key("scale").begin_array();
+    for (const double m : v->normalization.scale) json.value(m);
+    json.end_array();
+    json.end_object();
+    json.end_object();
+  } else {
+    json.null();
+  }
+  json.field("aggregation", s.aggregation_name);
+  if (s.aggregator.kind == curation::Aggregation::percentile)
+    json.field("percentile", s.aggregator.percentile);
+  json.key("time")
+      .begin_object()
+      .field("read_seconds", r.read_seconds)
+      .field("train_seconds", r.train_seconds)
+      .field("score_seconds", r.score_seconds)
+      .field("states_per_second", states_per_second(in, r))
+      .end_object();
+  json.key("files").begin_array();
+  for (const std::string_view f : scoring_file_names) json.value((s.out / f).string());
+  json.end_array();
+}
+
+// The human summary of the scoring stage.
+inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
+                                  const ScoringInputs& in, const ScoringResult& r) {
+  const data::DsrlPool& ds = in.dataset;
+  out << "dataset " << s.dataset.string() << ": " << ds.size() << " episodes in "
+      << ds.transitions << " rows, observations of " << ds.observation_dim << " values";
+  if (ds.dropped_tail > 0)
+    out << " (the last " << ds.dropped_tail << " rows, a truncated episode, are in none)";
+  out << "\n";
+  if (const auto& v = r.trained) {
+    out << "pairs: " << in.pairs->pairs.preferred.size()
+        << (s.pairs_file ? cat(" from ", s.pairs_file->string())
+                         : std::string(" synthesized from the per-step costs"))
+        << ", segments of " << s.pairs.segment_length << " rows; " << v->train_pairs
+        << " trained on, " << v->held_out_pairs << " held out\n";
+    out << "value: " << s.value.value.members << " members, hidden "
+        << scoring_detail::join_widths(s.value.value.hidden) << ", " << s.value.value.epochs
+        << " epochs in " << brief(r.train_seconds) << " s; pair accuracy "
+        << brief(v->train.accuracy) << " trained on";
+    if (v->held_out_pairs > 0) out << ", " << brief(v->held_out.accuracy) << " held out";
+    out << "\n";
+  } else {
+    out << "value: the model " << s.model->string() << " (" << r.ensemble.members.size()
+        << " members), no training\n";
+  }
+  out << "scored " << ds.transitions << " rows in " << brief(r.score_seconds) << " s ("
+      << brief(states_per_second(in, r)) << " states/s); scores: the " << s.aggregation_name
+      << " of V-bar over each episode\n";
+}
+
+// The files of the scoring stage; score.json holds `json_text`.
+inline std::vector<OutputFile> scoring_files(const ScoringResult& r, std::string json_text) {
+  std::vector<OutputFile> files;
+  files.push_back({"state_values.npy", [&r](const std::filesystem::path& p) {
+                     data::write_npy(p, data::make_array(std::vector<float>(
+                                            r.state_values.begin(), r.state_values.end())));
+                   }});
+  files.push_back({"scores.npy", [&r](const std::filesystem::path& p) {
+                     data::write_npy(p, data::make_array(r.scores));
+                   }});
+  files.push_back({"model.ltt", [&r](const std::filesystem::path& p) {
+                     learning::save_models(p, r.ensemble.members);
+                   }});
+  files.push_back({"score.json", [text = std::move(json_text)](const std::filesystem::path& p) {
+                     data::write_stream_atomically(p, [&](std::ostream& o) { o << text; });
+                   }});
+  return files;
+}
+
+// The inputs of the scoring stage, for check_output_directory.
+inline std::vector<std::pair<std::string_view, std::filesystem::path>> scoring_input_files(
+    const ScoreSettings& s) {
+  std::vector<std::pair<std::string_view, std::filesystem::path>> inputs = {{"dataset", s.dataset}};
+  if (s.pairs_file) inputs.emplace_back("pairs-file", *s.pairs_file);
+  if (s.model) inputs.emplace_back("model", *s.model);
+  return inputs;
+}
+
+}  // namespace ltt::cli

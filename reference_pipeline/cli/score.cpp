@@ -1,0 +1,79 @@
+// ltt score: the safety value learned on a user's DSRL file (or loaded with --model) and the
+// scores it gives, written into --out DIR (safety_scoring.hpp says what and how).
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "json_writer.hpp"
+#include "output_directory.hpp"
+#include "safety_scoring.hpp"
+#include "subcommand.hpp"
+
+namespace ltt::cli {
+
+namespace {
+
+const Command& score_command() {
+  static const std::vector<Flag> flags = [] {
+    std::vector<Flag> f = scoring_flags();
+    f.push_back({"json", FlagKind::boolean, "print score.json's object instead of the summary"});
+    return f;
+  }();
+  static const Command command{
+      "score",
+      "Learns the safety value on a DSRL dataset (paper, section 4.1): preference pairs of\n"
+      "segments synthesized from the file's per-step costs (or read from --pairs-file), 10% kept\n"
+      "aside, a Bradley-Terry ensemble on z-scored observations. Writes into --out DIR:\n"
+      "state_values.npy (V-bar, float32 per row), scores.npy (float64 per episode), model.ltt\n"
+      "(the ensemble, normalization folded in) and score.json. With an existing --model it only\n"
+      "scores. Progress goes to stderr.",
+      flags};
+  return command;
+}
+
+}  // namespace
+
+int run_score(const Invocation& call) {
+  const auto args = parse_or_help(score_command(), call);
+  if (!args) return 0;
+  const ScoreSettings s = read_score_settings(*args);
+  std::vector<std::string> names(std::begin(scoring_file_names), std::end(scoring_file_names));
+  check_output_directory(s.out, names, scoring_input_files(s));
+
+  const ScoringInputs in = read_scoring_inputs(s);
+  const ScoringResult r = compute_scores(s, in);
+
+  std::ostringstream json_text;
+  {
+    JsonWriter json(json_text);
+    json.begin_object();
+    write_scoring_fields(json, s, in, r);
+    json.end_object();
+    json_text << '\n';
+  }
+  // A new --model path gets the model too (the same bytes as DIR/model.ltt), removed again if
+  // DIR cannot be written.
+  const bool save_model =
+      s.model && !s.reuse_model && !same_file(*s.model, s.out / "model.ltt");
+  if (save_model) learning::save_models(*s.model, r.ensemble.members);
+  try {
+    write_output_directory(s.out, scoring_files(r, json_text.str()));
+  } catch (...) {
+    std::error_code ec;
+    if (save_model) std::filesystem::remove(*s.model, ec);
+    throw;
+  }
+
+  if (args->flag("json"))
+    call.out << json_text.str();
+  else {
+    write_scoring_summary(call.out, s, in, r);
+    call.out << "wrote " << (s.out / "state_values.npy").string()
+             << ", scores.npy, model.ltt, score.json\n";
+  }
+  return 0;
+}
+
+}  // namespace ltt::cli

@@ -1,0 +1,209 @@
+// `ltt curate` and `ltt draw` on DSRL files whose per-step cost is a known function of the
+// observation (docs/make_curate_example.py): curate is `ltt score` then `ltt certify --dataset`
+// (the same certificate as the two run by hand), the draw a person labels gives back the
+// certificate of --draw, the certified selection holds at most alpha unsafe episodes on at least
+// 9 of 10 seeds, and bad input is refused with one line before any training.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <data/dsrl.hpp>
+#include <data/npy.hpp>
+
+#include "run_program.hpp"
+
+using namespace ltt_cli_test;
+using ltt::data::cat;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr bool with_hdf5 = LTT_TEST_HDF5;
+// Small enough for seconds, enough Adam steps (40 epochs of one minibatch) to learn the value.
+const std::string net = " --hidden 16,16 --epochs 40 --pairs 300 --quiet";
+constexpr double budget = 40;  // make_curate_example.py --length 100: about 45% of episodes over it
+
+fs::path dir() {
+  static const fs::path d = [] {
+    const fs::path p = scratch_dir() / "curate";
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+fs::path example(const std::string& name, const std::string& flags) {
+  const fs::path path = dir() / name;
+  if (!fs::exists(path)) {
+    const Result r = shell(cat("'", LTT_PYTHON3, "' '", LTT_CURATE_EXAMPLE, "' '", path.string(),
+                               "' ", flags));
+    if (r.code != 0) throw std::runtime_error("make_curate_example.py failed: " + r.err);
+  }
+  return path;
+}
+
+fs::path dataset() {
+  return example(with_hdf5 ? "ex.hdf5" : "ex", "--episodes 300 --length 100 --seed 4");
+}
+
+std::string q(const fs::path& p) { return cat("'", p.string(), "'"); }
+
+fs::path fresh(const std::string& name) {
+  fs::remove_all(dir() / name);
+  return dir() / name;
+}
+
+// The certificate's own numbers: every field but the file names and the scoring account.
+std::string certificate_core(const std::string& json) {
+  const auto j = json_object(json);
+  return cat(j.at("certified"), j.at("threshold"), j.at("quantile"), j.at("selection_size"),
+             j.at("steps"), j.at("triple"));
+}
+
+std::vector<double> episode_costs(const fs::path& file) {
+  std::vector<double> c;
+  for (const auto& e : ltt::data::load_dsrl_pool(file).episodes) c.push_back(e.episodic_cost);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("ltt curate: score then certify, the same certificate as the two run by hand") {
+  const fs::path d = dataset();
+  const fs::path out = fresh("c1");
+  const Result r = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), net,
+                               " --draw 100 --budget 40 --seed 5 --json"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == slurp(out / "certificate.json"));
+  const auto j = json_object(r.out);
+  CHECK(j.count("scoring") == 1);
+  for (const char* f : {"state_values.npy", "scores.npy", "model.ltt", "score.json"})
+    CHECK(fs::exists(out / f));
+  const fs::path selection = out / (with_hdf5 ? "selection.hdf5" : "selection");
+  REQUIRE(fs::exists(selection));
+  CHECK(static_cast<double>(ltt::data::load_dsrl_pool(selection).size()) ==
+        number(j.at("selection_size")));
+
+  // By hand: ltt score with the same seed, then ltt certify --dataset on its scores.
+  const fs::path scored = fresh("s1");
+  REQUIRE(run_ltt(cat("score --dataset ", q(d), " --out ", q(scored), net, " --seed 5")).code == 0);
+  CHECK(slurp(scored / "scores.npy") == slurp(out / "scores.npy"));
+  const Result c = run_ltt(cat("certify --dataset ", q(d), " --scores ", q(scored / "scores.npy"),
+                               " --draw 100 --budget 40 --seed 5 --json"));
+  REQUIRE_MESSAGE(c.code == 0, c.err);
+  CHECK(certificate_core(c.out) == certificate_core(r.out));
+}
+
+TEST_CASE("ltt draw: the ids --draw labels; labeled by hand they give the same certificate") {
+  const fs::path d = dataset();
+  const fs::path scored = fresh("s2");
+  REQUIRE(run_ltt(cat("score --dataset ", q(d), " --out ", q(scored), net)).code == 0);
+  const fs::path ids = dir() / "ids.csv";
+  const Result r = run_ltt(cat("draw --dataset ", q(d), " --n 90 --seed 11 --out ", q(ids)));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  // A person labels each drawn episode: unsafe when its cost exceeds the budget.
+  const std::vector<double> cost = episode_costs(d);
+  std::ifstream in(ids);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "id");
+  std::ofstream labels(dir() / "labels.csv");
+  labels << "id,unsafe\n";
+  int count = 0;
+  while (std::getline(in, line)) {
+    const auto id = static_cast<std::size_t>(std::stoll(line));
+    labels << id << ',' << (cost[id] > budget ? 1 : 0) << '\n';
+    ++count;
+  }
+  labels.close();
+  CHECK(count == 90);
+  const std::string scores = cat(" --dataset ", q(d), " --scores ", q(scored / "scores.npy"));
+  const Result by_draw = run_ltt(cat("certify", scores, " --draw 90 --budget 40 --seed 11 --json"));
+  const Result by_labels =
+      run_ltt(cat("certify", scores, " --labels ", q(dir() / "labels.csv"), " --json"));
+  REQUIRE_MESSAGE(by_draw.code == 0, by_draw.err);
+  REQUIRE_MESSAGE(by_labels.code == 0, by_labels.err);
+  CHECK(certificate_core(by_draw.out) == certificate_core(by_labels.out));
+  // Printed, and as JSON: the same ids.
+  const Result printed = run_ltt(cat("draw --dataset ", q(d), " --n 90 --seed 11"));
+  CHECK(cat("id\n", printed.out) == slurp(ids));
+  const auto j = json_object(run_ltt(cat("draw --dataset ", q(d), " --n 3 --seed 11 --json")).out);
+  CHECK(numbers(j.at("ids")).size() == 3);
+  // curate --labels with these labels certifies as curate --draw does.
+  const Result cd = run_ltt(cat("curate --dataset ", q(d), " --out ", q(fresh("c2")), net,
+                                " --seed 11 --draw 90 --budget 40 --json"));
+  const Result cl = run_ltt(cat("curate --dataset ", q(d), " --out ", q(fresh("c3")), net,
+                                " --seed 11 --labels ", q(dir() / "labels.csv"), " --json"));
+  REQUIRE_MESSAGE(cd.code == 0, cd.err);
+  REQUIRE_MESSAGE(cl.code == 0, cl.err);
+  CHECK(certificate_core(cd.out) == certificate_core(cl.out));
+}
+
+TEST_CASE("ltt curate: the certified selection holds at most alpha unsafe on >= 9 of 10 seeds") {
+  const fs::path d = dataset();
+  int within = 0;
+  for (int seed = 1; seed <= 10; ++seed) {
+    const fs::path out = fresh("seed" + std::to_string(seed));
+    const Result r = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), net, " --seed ",
+                                 std::to_string(seed), " --draw 100 --budget 40 --json"));
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const auto j = json_object(r.out);
+    std::int64_t unsafe = 0;
+    const std::vector<double> cost =
+        episode_costs(out / (with_hdf5 ? "selection.hdf5" : "selection"));
+    for (const double c : cost) unsafe += c > budget;
+    const double fraction = static_cast<double>(unsafe) / static_cast<double>(cost.size());
+    MESSAGE("seed " << seed << ": certified " << j.at("certified") << ", " << cost.size()
+                    << " selected, unsafe fraction " << fraction);
+    within += j.at("certified") == "true" && fraction <= 0.25;
+    fs::remove_all(out);
+  }
+  CHECK(within >= 9);
+}
+
+TEST_CASE("ltt curate and ltt draw: bad input refused with one line, before training") {
+  const fs::path d = dataset();
+  const fs::path out = fresh("refused");
+  const auto refused = [&](const std::string& args, const std::string& named) {
+    CAPTURE(args);
+    const Result r = run_ltt(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(lines(r.err) == 1);
+    CHECK_MESSAGE(r.err.find(named) != std::string::npos, r.err);
+    CHECK(!fs::exists(out));
+    CHECK(r.err.find("epoch") == std::string::npos);  // nothing was trained
+  };
+  const std::string base = cat("curate --dataset ", q(d), " --out ", q(out), net);
+  std::ofstream(dir() / "bad_labels.csv") << "id,unsafe\n0,1\n100000,0\n";
+  refused(cat(base, " --labels ", q(dir() / "bad_labels.csv")), "id 100000 is not an episode");
+  refused(cat(base, " --draw 100000 --budget 40"), "--draw: 100000 must not exceed the pool size");
+  refused(cat(base, " --draw 10"), "--draw needs --budget");
+  refused(cat(base, " --draw 10 --budget 40 --selection ", q(d)), "is the dataset itself");
+  refused(cat(base, " --draw 10 --budget 40 --selection ", q(out / "scores.npy")),
+          "is the file scores.npy that curate writes");
+  refused(cat(base, " --draw 10 --budget 40 --segment 5000"), "longer than every episode");
+  refused(cat("draw --dataset ", q(d), " --n 100000"), "must not exceed the pool size 300");
+  refused(cat("draw --dataset ", q(d), " --n 3 --out ", q(d)), "is the input itself");
+
+  // A selection placed by the user outside --out; a .npy directory's default selection/.
+  const fs::path npy = example("ex_npy", "--episodes 60 --length 100 --seed 2");
+  const fs::path placed = dir() / "placed.npy";
+  fs::remove(placed);
+  const fs::path out2 = fresh("c4");
+  const Result r = run_ltt(cat("curate --dataset ", q(npy), " --out ", q(out2), net,
+                               " --draw 30 --budget 40 --selection ", q(placed)));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(fs::exists(placed));
+  CHECK(!fs::exists(out2 / "selection"));
+  const fs::path out3 = fresh("c5");
+  REQUIRE(run_ltt(cat("curate --dataset ", q(npy), " --out ", q(out3), net,
+                      " --draw 30 --budget 40")).code == 0);
+  CHECK(fs::is_directory(out3 / "selection"));
+  CHECK(fs::exists(out3 / "selection" / "observations.npy"));
+}

@@ -1,0 +1,214 @@
+// `ltt score` on DSRL files whose per-step cost is a known function of the observation
+// (docs/make_curate_example.py): the outputs and their shapes, scores that rank episodes by
+// cost, the same bytes on any thread count, a model reused on another file of the same width,
+// human pairs from a CSV, and bad input refused with one line before anything is written.
+// Tiny settings (a few epochs of 16x16 networks) keep each case to a second or two.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <data/dsrl.hpp>
+#include <data/npy.hpp>
+
+#include "../support/spearman.hpp"
+#include "run_program.hpp"
+
+using namespace ltt_cli_test;
+using ltt_test::spearman;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr bool with_hdf5 = LTT_TEST_HDF5;
+const std::string net = " --hidden 16,16 --quiet";
+const std::string tiny = net + " --epochs 5 --pairs 100";
+
+// Writes a dataset with make_curate_example.py into the scratch directory once per name.
+fs::path example(const std::string& name, const std::string& flags = "") {
+  const fs::path path = scratch_dir() / "score" / name;
+  if (!fs::exists(path)) {
+    fs::create_directories(path.parent_path());
+    const Result r = shell(std::string("'") + LTT_PYTHON3 + "' '" + LTT_CURATE_EXAMPLE + "' '" +
+                           path.string() + "' " + flags);
+    if (r.code != 0) throw std::runtime_error("make_curate_example.py failed: " + r.err);
+  }
+  return path;
+}
+
+// The dataset in the store this build reads.
+fs::path main_example() {
+  return example(with_hdf5 ? "ex.hdf5" : "ex", "--episodes 120 --length 100");
+}
+
+Result score(const std::string& args) { return run_ltt("score " + args); }
+
+fs::path fresh_out(const std::string& name) {
+  const fs::path out = scratch_dir() / "score" / name;
+  fs::remove_all(out);
+  return out;
+}
+
+// A path as one shell word (GCC 12 warns falsely on "'" + string + "'": bug 105329).
+std::string q(const fs::path& p) { return ltt::data::cat("'", p.string(), "'"); }
+
+std::vector<double> episodic_costs(const fs::path& dataset) {
+  std::vector<double> c;
+  for (const auto& e : ltt::data::load_dsrl_pool(dataset).episodes) c.push_back(e.episodic_cost);
+  return c;
+}
+
+void check_refused(const std::string& args, const std::string& named, const fs::path& out) {
+  CAPTURE(args);
+  const Result r = score(args);
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.starts_with("ltt score: "));
+  CHECK_MESSAGE(r.err.find(named) != std::string::npos, r.err);
+  CHECK(!fs::exists(out));
+  // No staging directory is left next to it either.
+  for (const auto& entry : fs::directory_iterator(out.parent_path()))
+    CHECK(entry.path().filename().string().find(".ltt-") == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("ltt score: outputs, shapes, and scores that rank episodes by their cost") {
+  const fs::path d = main_example();
+  const fs::path out = fresh_out("out1");
+  const Result r =
+      score("--dataset " + q(d) + " --out " + q(out) + net + " --pairs 100 --epochs 30 --json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto j = json_object(r.out);
+  CHECK(j.at("trained") == "true");
+  CHECK(r.out == slurp(out / "score.json"));
+  const auto pool = ltt::data::load_dsrl_pool(d);
+  const std::vector<double> values = ltt::data::read_npy_vector(out / "state_values.npy");
+  const std::vector<double> scores = ltt::data::read_npy_vector(out / "scores.npy");
+  CHECK(static_cast<std::int64_t>(values.size()) == pool.transitions);  // the tail included
+  CHECK(static_cast<std::int64_t>(scores.size()) == pool.size());
+  CHECK(ltt::data::read_npy(out / "state_values.npy").dtype == ltt::data::DType::float32);
+  CHECK(ltt::data::read_npy(out / "scores.npy").dtype == ltt::data::DType::float64);
+  const auto training = json_object(j.at("training") + "\n");
+  CHECK(number(training.at("held_out_pairs")) == 10);
+  CHECK(number(training.at("train_pairs")) == 90);
+  CHECK(number(training.at("held_out_accuracy")) >= 0.8);
+  const double rho = spearman(scores, episodic_costs(d));
+  MESSAGE("Spearman(score, episodic cost) = " << rho);
+  CHECK(rho <= -0.8);
+
+  // `ltt certify --state-values` aggregates the written values to the same scores.
+  const Result c = run_ltt("certify --dataset " + q(d) + " --state-values " +
+                           q(out / "state_values.npy") + " --draw 40 --budget 20 --json");
+  REQUIRE_MESSAGE(c.code == 0, c.err);
+}
+
+TEST_CASE("ltt score: the same bytes on 1 and 2 threads; a model reused on another file") {
+  const fs::path d = main_example();
+  const fs::path one = fresh_out("t1"), two = fresh_out("t2");
+  REQUIRE(score("--dataset " + q(d) + " --out " + q(one) + tiny + " --threads 1").code == 0);
+  REQUIRE(score("--dataset " + q(d) + " --out " + q(two) + tiny + " --threads 2").code == 0);
+  for (const char* f : {"state_values.npy", "scores.npy", "model.ltt"}) {
+    CAPTURE(f);
+    CHECK(slurp(one / f) == slurp(two / f));
+  }
+  // The model trained on d scores d again without training, to the same values...
+  const fs::path again = fresh_out("again");
+  const Result r = score("--dataset " + q(d) + " --out " + q(again) + " --model " +
+                         q(one / "model.ltt") + " --json --quiet");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(json_object(r.out).at("trained") == "false");
+  CHECK(slurp(again / "state_values.npy") == slurp(one / "state_values.npy"));
+  // ...and a float64 .npy directory of the same width (no next_observations read at all).
+  const fs::path other = example("other_npy", "--episodes 30 --length 60 --dtype float64");
+  fs::remove(other / "next_observations.npy");
+  fs::copy_file(other / "observations.npy", other / "next_observations.npy");
+  const fs::path scored = fresh_out("other_scored");
+  const Result o = score("--dataset " + q(other) + " --out " + q(scored) + " --model " +
+                         q(one / "model.ltt") + " --quiet");
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(r.out.size() > 0);
+  CHECK(ltt::data::read_npy_vector(scored / "scores.npy").size() == 30);
+  // A new --model path receives the model too.
+  const fs::path saved = scratch_dir() / "score" / "saved.ltt";
+  fs::remove(saved);
+  const fs::path three = fresh_out("t3");
+  REQUIRE(score("--dataset " + q(d) + " --out " + q(three) + tiny + " --model " + q(saved)).code ==
+          0);
+  CHECK(slurp(saved) == slurp(one / "model.ltt"));
+}
+
+TEST_CASE("ltt score --pairs-file: human comparisons by episode and start") {
+  const fs::path d = main_example();
+  const auto pool = ltt::data::load_dsrl_pool(d);
+  // Prefer the cheaper of two long episodes' first segments, as a person would.
+  std::ofstream pairs(scratch_dir() / "score" / "pairs.csv");
+  pairs << "episode_a,start_a,episode_b,start_b,preferred\n";
+  int written = 0;
+  for (std::size_t a = 0; a + 1 < pool.episodes.size() && written < 60; a += 2) {
+    const auto& ea = pool.episodes[a];
+    const auto& eb = pool.episodes[a + 1];
+    if (ea.length < 30 || eb.length < 30 || ea.episodic_cost == eb.episodic_cost) continue;
+    pairs << a << ",0," << a + 1 << ",5," << (ea.episodic_cost < eb.episodic_cost ? "a" : "b")
+          << "\n";
+    ++written;
+  }
+  pairs.close();
+  const fs::path out = fresh_out("pairs_out");
+  const Result r = score("--dataset " + q(d) + " --out " + q(out) + " --epochs 5 --hidden 16,16 "
+                         "--quiet --json --pairs-file " + q(scratch_dir() / "score" / "pairs.csv"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto p = json_object(json_object(r.out).at("pairs") + "\n");
+  CHECK(p.at("source") == "\"file\"");
+  CHECK(number(p.at("count")) == written);
+}
+
+TEST_CASE("ltt score: bad input is refused with one line, before work, leaving nothing") {
+  const fs::path d = main_example();
+  const fs::path out = fresh_out("refused");
+  const std::string base = "--dataset " + q(d) + " --out " + q(out) + tiny;
+
+  // A file without costs.
+  const fs::path no_costs = example("no_costs", "--episodes 20 --length 50");
+  fs::remove(no_costs / "costs.npy");
+  check_refused("--dataset " + q(no_costs) + " --out " + q(out) + tiny, "key 'costs' is missing",
+                out);
+  // A model of another observation width.
+  const fs::path narrow = example("narrow_npy", "--episodes 40 --length 60 --dim 3");
+  const fs::path narrow_out = fresh_out("narrow_out");
+  REQUIRE(score("--dataset " + q(narrow) + " --out " + q(narrow_out) + tiny).code == 0);
+  check_refused(base + " --model " + q(narrow_out / "model.ltt"),
+                "takes observations of 3 values but", out);
+  // --segment longer than every episode; too few episodes for the sampler.
+  check_refused(base + " --segment 5000", "--segment: 5000 is longer than every episode", out);
+  const fs::path single = example("single_npy", "--episodes 1 --length 40");
+  check_refused("--dataset " + q(single) + " --out " + q(out) + tiny + " --segment 10",
+                "only 1 episode has at least --segment 10 rows", out);
+  // Pairs files naming an episode that does not exist, a start past the end, a bad label.
+  const fs::path csv = scratch_dir() / "score" / "bad_pairs.csv";
+  const auto pairs_file = [&](const std::string& row) {
+    std::ofstream(csv) << "episode_a,start_a,episode_b,start_b,preferred\n0,0,1,0,a\n" << row;
+    return "--dataset " + q(d) + " --out " + q(out) + net + " --pairs-file " + q(csv);
+  };
+  check_refused(pairs_file("0,0,100000,0,b\n"), "episode_b 100000 does not exist", out);
+  check_refused(pairs_file("0,0,1,95,b\n"), "start_b 95: a segment of H = 30 rows", out);
+  check_refused(pairs_file("0,0,1,0,c\n"), "preferred 'c' is not a or b", out);
+  // Outputs never replace an input: the dataset's own directory, or a model inside --out.
+  const fs::path npy = example("self_npy", "--episodes 20 --length 50");
+  check_refused("--dataset " + q(npy) + " --out " + q(npy) + tiny, "is the --dataset input itself",
+                fresh_out("never"));
+  const fs::path has_model = fresh_out("has_model");
+  REQUIRE(score("--dataset " + q(d) + " --out " + q(has_model) + tiny).code == 0);
+  const Result r = score("--dataset " + q(d) + " --out " + q(has_model) + " --model " +
+                         q(has_model / "model.ltt"));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("would replace the --model input") != std::string::npos);
+}
