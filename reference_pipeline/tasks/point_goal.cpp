@@ -44,20 +44,19 @@ struct Controller {
     const auto o = env.observation();
     const double distance = o[2] * PointGoal::goal_scale;
     double want_e = std::min(speed(), 1.5 * distance), want_n = 0;
-    {
-      for (std::int64_t k = 0; k < PointGoal::lidar_bins; ++k) {
-        const double value = o[static_cast<std::size_t>(3 + k)];
-        if (value <= 0) continue;
-        const double edge = (1 - value) * PointGoal::lidar_range - PointGoal::hazard_radius;
-        if (edge > margin()) continue;
-        double bearing = two_pi * (static_cast<double>(k) + 0.5) / PointGoal::lidar_bins;
-        if (bearing > pi) bearing -= two_pi;
-        const double push = 2.0 * std::min(1.0, (margin() - edge) / 0.3);
-        const double side = bearing >= 0 ? 1.0 : -1.0;
-        // away from the hazard, plus the tangent that turns back toward the goal
-        want_e += push * (-std::cos(bearing) + side * std::sin(bearing));
-        want_n += push * (-std::sin(bearing) - side * std::cos(bearing));
-      }
+    for (std::int64_t k = 0; k < PointGoal::lidar_bins; ++k) {
+      const double value = o[static_cast<std::size_t>(3 + k)];
+      if (value <= 0) continue;
+      const double edge = (1 - value) * PointGoal::lidar_range - PointGoal::hazard_radius;
+      if (edge > margin()) continue;
+      double bearing = two_pi * (static_cast<double>(k) + 0.5) / PointGoal::lidar_bins;
+      if (bearing > pi) bearing -= two_pi;
+      // from 0 at the margin to its full 2 at 0.3 inside it
+      const double push = 2.0 * std::min(1.0, (margin() - edge) / 0.3);
+      const double side = bearing >= 0 ? 1.0 : -1.0;
+      // away from the hazard, plus the tangent that turns back toward the goal
+      want_e += push * (-std::cos(bearing) + side * std::sin(bearing));
+      want_n += push * (-std::sin(bearing) - side * std::cos(bearing));
     }
     std::array<double, 2> a{3.0 * (want_e - o[0]), 3.0 * (want_n - o[1])};
     for (double& x : a) x = std::clamp(x + action_noise * standard_normal(rng), -1.0, 1.0);
