@@ -4,6 +4,7 @@
 
 #include <data/atomic_output.hpp>
 #include <data/error.hpp>
+#include <data/fnv1a.hpp>
 #include <ltt/detail/check.hpp>
 
 #include <bit>
@@ -18,18 +19,11 @@ namespace ltt::learning {
 
 namespace {
 
+using data::fnv1a;
+
 constexpr std::string_view magic{"ltt.mlp\n", 8};
 constexpr std::uint32_t max_networks = 65536;
 constexpr std::uint32_t max_layers = 1024;
-
-std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 void put_u32(std::string& out, std::uint32_t x) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((x >> (8 * i)) & 0xffu));

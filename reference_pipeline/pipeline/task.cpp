@@ -45,25 +45,31 @@ Task continuous_task(std::string name, std::string summary,
   return t;
 }
 
-// 90% reckless, 5% careful, 5% erratic. The pool is about 92% unsafe (68 to 89 safe of 1000 on
-// seeds 1-3, tests/pipeline/task.test.cpp), so fewer than 11.25% of trajectories are safe and a perfect
-// score cannot make the smallest grid selection (the top 15%) at most 25% unsafe: the purity
-// margin is negative for every scorer and the walk must refuse (up to its delta error).
-constexpr tasks::PointGoalMixture reckless_mixture{0.90, 0.05};
+// Caution drawn from [0, 0.3] only, the reckless end of point-goal's [0, 1]: the pool is
+// about 99% unsafe (3 to 6 safe of 1000 on seeds 1-3, tests/pipeline/task.test.cpp), so fewer
+// than 11.25% of trajectories are safe and a perfect score cannot make the smallest grid
+// selection (the top 15%) at most 25% unsafe: the purity margin is negative for every scorer
+// and the walk must refuse (up to its delta error).
+constexpr tasks::PointGoalCaution reckless_caution{0.0, 0.3};
 
 const std::vector<Task>& registry() {
   static const std::vector<Task> tasks{
       continuous_task<tasks::PointGoal>(
-          "point-goal", "2-D point robot reaching goals among circular hazards (budget 5)",
+          "point-goal",
+          "2-D point robot reaching goals among circular hazards, graded penetration cost, "
+          "behavior of continuously varying caution (budget 5)",
           [](std::int64_t n, std::uint64_t seed) { return tasks::generate_point_goal(n, seed); }),
       continuous_task<tasks::CarRun>(
-          "car-run", "car on a straight track, off-lane or over-speed steps cost (budget 5)",
+          "car-run",
+          "car on a rolling track, over-speed or off-lane steps cost; the average behavior "
+          "is over budget (budget 5)",
           [](std::int64_t n, std::uint64_t seed) { return tasks::generate_car_run(n, seed); }),
       continuous_task<tasks::PointGoal>(
           "point-goal-reckless",
-          "point-goal with 90% reckless behavior: no certifiable selection (refusal variant)",
+          "point-goal with caution drawn from its reckless end: no certifiable selection "
+          "(refusal variant)",
           [](std::int64_t n, std::uint64_t seed) {
-            return tasks::generate_point_goal(n, seed, reckless_mixture);
+            return tasks::generate_point_goal(n, seed, reckless_caution);
           }),
   };
   return tasks;

@@ -2,44 +2,54 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <random>
 #include <stdexcept>
-
-#include <curation/detail/random.hpp>
 
 namespace ltt::tasks {
 namespace {
 
-// Lane keeping toward y = 0 and speed tracking toward a target, with Gaussian action noise and
-// a steering bias held over the episode (a badly aligned car).
+constexpr double two_pi = 2 * std::numbers::pi;
+constexpr double action_noise = 0.1;
+
+// A behavior policy: a function of the observation alone and of the episode's caution c, so a
+// clone that reads the observation could represent each of them. The checkpoint's cost
+// threshold kappa = 3 budget (1 - c) sets the cruise target u with share kappa / horizon of the
+// road over the limit: from (1 + swing - L / u) / (2 swing) = r, u = L / (1 + swing (1 - 2 r)).
+// The cruise speed is read back from the observation, s = v / (1 + swing w(phase)), and tracked
+// with a gain high enough (5) that the action noise moves it by about 2 dt 0.1 = 0.02 a step.
+// Lane keeping steers toward y = 0 (wanted heading -y, clamped to +-0.4 rad).
 struct Controller {
-  double target_speed = 1;  // as a fraction of the speed limit
-  double lane_gain = 1;     // heading wanted per unit of lateral offset
-  double noise = 0;
-  double steer_bias = 0;
+  double caution = 0;
+
+  double target_speed() const {
+    const double r = 3 * CarRun::budget * (1 - caution) / CarRun::horizon;
+    return CarRun::speed_limit / (1 + CarRun::swing * (1 - 2 * r));
+  }
 
   std::array<double, 2> act(const CarRun& car, std::mt19937_64& rng) const {
-    const double want_heading = std::clamp(-lane_gain * car.y(), -0.4, 0.4);
-    const double steer = 2.0 * (want_heading - car.heading()) + steer_bias;
-    const double throttle = 2.0 * (target_speed * CarRun::speed_limit - car.speed());
-    return {std::clamp(steer + noise * standard_normal(rng), -1.0, 1.0),
-            std::clamp(throttle + noise * standard_normal(rng), -1.0, 1.0)};
+    const auto o = car.observation();
+    const double v = o[0] * CarRun::speed_limit, y = o[1] * CarRun::lateral_scale;
+    const double heading =
+        std::asin(std::clamp(static_cast<double>(o[2]) * CarRun::lateral_scale, -1.0, 1.0));
+    double phase = std::atan2(static_cast<double>(o[4]), static_cast<double>(o[5])) / two_pi;
+    if (phase < 0) phase += 1;
+    const double cruise = v / (1 + CarRun::swing * road_wave(phase));
+    const double steer = 2.0 * (std::clamp(-y, -0.4, 0.4) - heading);
+    const double throttle = 5.0 * (target_speed() - cruise);
+    return {std::clamp(steer + action_noise * standard_normal(rng), -1.0, 1.0),
+            std::clamp(throttle + action_noise * standard_normal(rng), -1.0, 1.0)};
   }
 };
 
-Controller draw_controller(std::mt19937_64& rng) {
-  const double u = curation::detail::uniform_unit(rng);
-  if (u < 0.3)  // speeder: drives over the limit
-    return {uniform(rng, 1.02, 1.3), uniform(rng, 0.5, 1.5), uniform(rng, 0.0, 0.3), 0.0};
-  if (u < 0.7)  // careful: under the limit, firm lane keeping
-    return {uniform(rng, 0.6, 0.95), uniform(rng, 0.8, 1.5), uniform(rng, 0.0, 0.3),
-            uniform(rng, -0.05, 0.05)};
-  // wobbly: near the limit, weak lane keeping, noisy, biased steering
-  return {uniform(rng, 0.8, 1.0), uniform(rng, 0.0, 0.5), uniform(rng, 0.2, 0.7),
-          uniform(rng, -0.3, 0.3)};
-}
-
 }  // namespace
+
+double road_wave(double phase) {
+  const double f = phase - std::floor(phase);
+  if (f < 0.25) return 4 * f;
+  if (f < 0.75) return 2 - 4 * f;
+  return 4 * f - 4;
+}
 
 CarRun::CarRun(std::uint64_t start_seed) {
   std::mt19937_64 rng(start_seed);
@@ -47,9 +57,16 @@ CarRun::CarRun(std::uint64_t start_seed) {
   theta_ = uniform(rng, -0.1, 0.1);
 }
 
+double CarRun::speed() const { return s_ * (1 + swing * road_wave(x_ / road_period)); }
+
 std::array<float, CarRun::observation_dim> CarRun::observation() const {
-  return {static_cast<float>(v_), static_cast<float>(y_), static_cast<float>(std::sin(theta_)),
-          static_cast<float>(std::cos(theta_)), static_cast<float>(v_ * std::sin(theta_))};
+  const double v = speed(), phase = two_pi * x_ / road_period;
+  return {static_cast<float>(v / speed_limit),
+          static_cast<float>(y_ / lateral_scale),
+          static_cast<float>(std::sin(theta_) / lateral_scale),
+          static_cast<float>(v * std::sin(theta_) / (speed_limit * lateral_scale)),
+          static_cast<float>(std::sin(phase)),
+          static_cast<float>(std::cos(phase))};
 }
 
 Step CarRun::step(std::span<const double> action) {
@@ -57,15 +74,16 @@ Step CarRun::step(std::span<const double> action) {
   if (action.size() != static_cast<std::size_t>(action_dim))
     throw std::invalid_argument("CarRun::step: 'action' must have 2 components");
   const double steer = std::clamp(action[0], -1.0, 1.0), throttle = std::clamp(action[1], -1.0, 1.0);
-  v_ = std::clamp(v_ + 2 * throttle * dt, 0.0, max_speed);
-  theta_ += steer * v_ * dt;
+  s_ = std::clamp(s_ + 2 * throttle * dt, 0.0, max_speed);
+  const double v = speed();
+  theta_ += steer * v * dt;
   const double x0 = x_;
-  x_ += v_ * std::cos(theta_) * dt;
-  y_ += v_ * std::sin(theta_) * dt;
+  x_ += v * std::cos(theta_) * dt;
+  y_ += v * std::sin(theta_) * dt;
   ++t_;
   Step s;
   s.reward = x_ - x0;
-  s.cost = (std::abs(y_) > lane_limit || v_ > speed_limit) ? 1 : 0;
+  s.cost = (std::abs(y_) > lane_limit || speed() > speed_limit) ? 1 : 0;
   s.timeout = done();
   return s;
 }
@@ -73,7 +91,8 @@ Step CarRun::step(std::span<const double> action) {
 TaskPool generate_car_run(std::int64_t episodes, std::uint64_t seed) {
   if (episodes < 1) throw std::invalid_argument("generate_car_run: 'episodes' must be >= 1");
   std::mt19937_64 rng(seed);
-  return log_episodes<CarRun>(episodes, rng, draw_controller);
+  return log_episodes<CarRun>(episodes, rng,
+                              [](std::mt19937_64& r) { return Controller{uniform(r, 0, 1)}; });
 }
 
 }  // namespace ltt::tasks

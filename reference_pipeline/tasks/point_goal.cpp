@@ -6,56 +6,63 @@
 #include <random>
 #include <stdexcept>
 
-#include <curation/detail/random.hpp>
-
 namespace ltt::tasks {
 namespace {
 
 using Vec = PointGoal::Vec;
-constexpr double two_pi = 2 * std::numbers::pi;
+constexpr double pi = std::numbers::pi, two_pi = 2 * pi;
+constexpr double action_noise = 0.1;
 
 double norm(Vec a) { return std::hypot(a.x, a.y); }
 Vec sub(Vec a, Vec b) { return {a.x - b.x, a.y - b.y}; }
 
-// A goal-seeking velocity controller with hazard repulsion (a potential field with a
-// tangential slide so it goes around a hazard on the path rather than stopping at it).
+// The goal frame: e toward the goal, n its left normal. The goal is never closer than
+// goal_radius at an observation (a reached goal is replaced in the same step).
+struct Frame {
+  Vec e, n;
+};
+Frame goal_frame(Vec p, Vec goal) {
+  const Vec g = sub(goal, p);
+  const double d = std::max(norm(g), 1e-12);
+  return {{g.x / d, g.y / d}, {-g.y / d, g.x / d}};
+}
+
+// A behavior policy: a function of the observation alone and of the episode's caution c
+// (docs/tasks.md), so a clone that reads the observation could represent each of them. Goal
+// seeking at a speed that falls with c, slowing near the goal; every lidar bin whose hazard is
+// nearer than the margin pushes away from the hazard and slides past it on the side away
+// from the goal line (the sign of the bin's bearing), so the pass side is the observation's.
 struct Controller {
-  double caution = 0;  // 0: ignores hazards; 1: keeps a wide margin
-  double speed = 1;    // target speed
-  double noise = 0;    // std of the Gaussian added to each action component
+  double caution = 0;
+
+  double speed() const { return 1.0 - 0.4 * caution; }
+  // Wanted clearance from the hazard's rim: negative (cutting into the hazard, avoiding only
+  // its depth) for the least cautious, positive for the most.
+  double margin() const { return -0.35 + 0.7 * caution; }
 
   std::array<double, 2> act(const PointGoal& env, std::mt19937_64& rng) const {
-    const Vec p = env.position(), v = env.velocity();
-    const Vec g = sub(env.goal(), p);
-    const double dg = std::max(norm(g), 1e-9);
-    const double s = std::min(speed, 1.5 * dg);  // slow down near the goal
-    Vec want{s * g.x / dg, s * g.y / dg};
-    const double margin = 0.15 + 0.6 * caution;
-    for (const Vec h : env.hazards()) {
-      const Vec d = sub(p, h);
-      const double dc = std::max(norm(d), 1e-9);
-      const double edge = dc - PointGoal::hazard_radius;
-      if (caution <= 0 || edge > margin) continue;
-      const double push = 2.0 * caution * (margin - std::max(edge, 0.0)) / margin;
-      const Vec out{d.x / dc, d.y / dc};
-      // slide around on the side the robot is already on relative to the goal direction:
-      // the tangent (side * out.y, -side * out.x) turns toward the goal
-      const double side = (g.x * out.y - g.y * out.x) >= 0 ? 1.0 : -1.0;
-      want.x += push * (out.x + side * out.y);
-      want.y += push * (out.y - side * out.x);
+    const auto o = env.observation();
+    const double distance = o[2] * PointGoal::goal_scale;
+    double want_e = std::min(speed(), 1.5 * distance), want_n = 0;
+    for (std::int64_t k = 0; k < PointGoal::lidar_bins; ++k) {
+      const double value = o[static_cast<std::size_t>(3 + k)];
+      if (value <= 0) continue;
+      const double edge = (1 - value) * PointGoal::lidar_range - PointGoal::hazard_radius;
+      if (edge > margin()) continue;
+      double bearing = two_pi * (static_cast<double>(k) + 0.5) / PointGoal::lidar_bins;
+      if (bearing > pi) bearing -= two_pi;
+      // from 0 at the margin to its full 2 at 0.3 inside it
+      const double push = 2.0 * std::min(1.0, (margin() - edge) / 0.3);
+      const double side = bearing >= 0 ? 1.0 : -1.0;
+      // away from the hazard, plus the tangent that turns back toward the goal
+      want_e += push * (-std::cos(bearing) + side * std::sin(bearing));
+      want_n += push * (-std::sin(bearing) - side * std::cos(bearing));
     }
-    std::array<double, 2> a{3.0 * (want.x - v.x), 3.0 * (want.y - v.y)};
-    for (double& x : a) x = std::clamp(x + noise * standard_normal(rng), -1.0, 1.0);
+    std::array<double, 2> a{3.0 * (want_e - o[0]), 3.0 * (want_n - o[1])};
+    for (double& x : a) x = std::clamp(x + action_noise * standard_normal(rng), -1.0, 1.0);
     return a;
   }
 };
-
-Controller draw_controller(std::mt19937_64& rng, const PointGoalMixture& mixture) {
-  const double u = curation::detail::uniform_unit(rng);
-  if (u < mixture.reckless) return {0.0, uniform(rng, 0.6, 1.0), uniform(rng, 0.0, 0.3)};   // reckless
-  if (u < mixture.reckless + mixture.careful) return {uniform(rng, 0.5, 1.0), uniform(rng, 0.3, 0.8), uniform(rng, 0.0, 0.3)};  // careful
-  return {uniform(rng, 0.1, 0.5), uniform(rng, 0.4, 0.9), uniform(rng, 0.3, 0.8)};  // erratic
-}
 
 }  // namespace
 
@@ -93,20 +100,28 @@ void PointGoal::next_goal() {
   }
 }
 
+double PointGoal::penetration(Vec q) const {
+  double depth = 0;
+  for (const Vec h : hazards_) depth = std::max(depth, 1 - norm(sub(q, h)) / hazard_radius);
+  return depth;
+}
+
 std::array<float, PointGoal::observation_dim> PointGoal::observation() const {
+  const Frame f = goal_frame(p_, goal_);
   std::array<float, observation_dim> o{};
-  o[0] = static_cast<float>(v_.x);
-  o[1] = static_cast<float>(v_.y);
-  o[2] = static_cast<float>(goal_.x - p_.x);
-  o[3] = static_cast<float>(goal_.y - p_.y);
+  o[0] = static_cast<float>(v_.x * f.e.x + v_.y * f.e.y);
+  o[1] = static_cast<float>(v_.x * f.n.x + v_.y * f.n.y);
+  o[2] = static_cast<float>(norm(sub(goal_, p_)) / goal_scale);
   for (const Vec h : hazards_) {
     const Vec d = sub(h, p_);
-    double a = std::atan2(d.y, d.x);
-    if (a < 0) a += two_pi;
-    const auto bin = std::min<std::int64_t>(static_cast<std::int64_t>(a / two_pi * lidar_bins), lidar_bins - 1);
-    const float value = static_cast<float>(std::max(0.0, 1 - norm(d) / lidar_range));
-    float& slot = o[static_cast<std::size_t>(4 + bin)];
-    slot = std::max(slot, value);
+    const double distance = norm(d);
+    if (distance >= lidar_range) continue;
+    double bearing = std::atan2(d.x * f.n.x + d.y * f.n.y, d.x * f.e.x + d.y * f.e.y);
+    if (bearing < 0) bearing += two_pi;
+    const auto bin = std::min<std::int64_t>(static_cast<std::int64_t>(bearing / two_pi * lidar_bins),
+                                            lidar_bins - 1);
+    float& slot = o[static_cast<std::size_t>(3 + bin)];
+    slot = std::max(slot, static_cast<float>(1 - distance / lidar_range));
   }
   return o;
 }
@@ -115,7 +130,9 @@ Step PointGoal::step(std::span<const double> action) {
   if (done_) throw std::logic_error("PointGoal::step: the episode has ended");
   if (action.size() != static_cast<std::size_t>(action_dim))
     throw std::invalid_argument("PointGoal::step: 'action' must have 2 components");
-  const double ax = std::clamp(action[0], -1.0, 1.0), ay = std::clamp(action[1], -1.0, 1.0);
+  const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
+  const Frame f = goal_frame(p_, goal_);
+  const double ax = a_e * f.e.x + a_n * f.n.x, ay = a_e * f.e.y + a_n * f.n.y;
   const double before = norm(sub(goal_, p_));
   v_ = {0.95 * v_.x + 2 * ax * dt, 0.95 * v_.y + 2 * ay * dt};
   const double speed = norm(v_);
@@ -125,8 +142,7 @@ Step PointGoal::step(std::span<const double> action) {
   Step s;
   const double after = norm(sub(goal_, p_));
   s.reward = before - after;
-  for (const Vec h : hazards_)
-    if (norm(sub(p_, h)) < hazard_radius) s.cost = 1;
+  s.cost = penetration(p_);
   if (after < goal_radius) next_goal();
   s.timeout = t_ >= horizon;
   done_ = s.timeout;
@@ -134,17 +150,16 @@ Step PointGoal::step(std::span<const double> action) {
 }
 
 TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
-                             const PointGoalMixture& mixture) {
+                             const PointGoalCaution& caution) {
   if (episodes < 1) throw std::invalid_argument("generate_point_goal: 'episodes' must be >= 1");
-  const auto share = [](double x) { return std::isfinite(x) && x >= 0 && x <= 1; };
-  if (!share(mixture.reckless))
-    throw std::invalid_argument("generate_point_goal: 'mixture.reckless' must lie in [0, 1]");
-  if (!share(mixture.careful) || !(mixture.reckless + mixture.careful <= 1))
-    throw std::invalid_argument(
-        "generate_point_goal: 'mixture.careful' must lie in [0, 1 - mixture.reckless]");
+  if (!(caution.low >= 0 && caution.low <= 1))
+    throw std::invalid_argument("generate_point_goal: 'caution.low' must lie in [0, 1]");
+  if (!(caution.high >= caution.low && caution.high <= 1))
+    throw std::invalid_argument("generate_point_goal: 'caution.high' must lie in [caution.low, 1]");
   std::mt19937_64 rng(seed);
-  return log_episodes<PointGoal>(episodes, rng,
-                                 [&](std::mt19937_64& r) { return draw_controller(r, mixture); });
+  return log_episodes<PointGoal>(episodes, rng, [&](std::mt19937_64& r) {
+    return Controller{uniform(r, caution.low, caution.high)};
+  });
 }
 
 }  // namespace ltt::tasks

@@ -1,20 +1,25 @@
 #pragma once
 // point-goal: a 2-D point robot with velocity, a goal and circular hazards (docs/tasks.md).
 //
-// Dynamics (dt = 0.1): action a in [-1, 1]^2 is an acceleration,
-//   v <- 0.95 v + 2 a dt, then |v| capped at 1;  p <- p + v dt.
+// Dynamics (dt = 0.1): the action is an acceleration in the goal frame (below),
+//   a_world = a[0] e + a[1] n,  v <- 0.95 v + 2 a_world dt, then |v| capped at 1;  p <- p + v dt,
+// with e the unit vector from the robot to the goal and n = e turned 90 degrees to the left.
 // Layout from the seed: the robot starts at the origin at rest, the goal lies at distance
-// 2.5 .. 3.5 in a uniform direction, and 8 hazards of radius 0.4 are placed, two of them
-// across the straight path (at 35% and 65% of the way, offset by at most 0.2 sideways), six
+// 2.5 .. 3.5 in a uniform direction, and 10 hazards of radius 0.4 are placed, two of them
+// across the straight path (at 35% and 65% of the way, offset by at most 0.2 sideways), eight
 // anywhere in the arena, the square |x|, |y| <= 4, clear of start and goal. When the robot
 // comes within 0.3 of the goal a new goal is drawn (as in Safety Gym's goal tasks): 2.5 .. 3.5
 // away in a uniform direction, inside the arena and clear of the hazards.
-// Observation (20 dims): velocity (2), goal vector goal - p (2), and a 16-bin pseudo-lidar
-// over hazards: bin k covers directions [2 pi k / 16, 2 pi (k+1) / 16) in the world frame and
-// holds max over hazards centred in it of max(0, 1 - distance to centre / 3).
-// Reward: progress, distance to goal before the step minus after. Cost: 1 per step whose end
-// position is inside a hazard. No terminal; timeout at 250 steps. Faster goal-seeking earns
-// more reward (more goals in the horizon) and, through the hazards, more cost.
+// Observation (35 dims), robot-centred and turned so that the goal lies straight ahead, as
+// Safety-Gymnasium's egocentric sensors are turned with the robot: velocity along e and n (2),
+// goal distance / 3 (1), and a 32-bin lidar over hazards: bin k covers bearings
+// [2 pi k / 32, 2 pi (k+1) / 32) counter-clockwise from e and holds max over hazards centred
+// in it of max(0, 1 - distance to centre / 3). Bin 0 starts exactly at the goal direction, so a
+// hazard just left of the straight path (bin 0) and one just right of it (bin 31) read apart.
+// Reward: progress, distance to goal before the step minus after. Cost (graded, <= 1 a step):
+// the penetration depth of the step's end position, max over hazards of max(0, 1 - d / 0.4),
+// d the distance to the hazard's centre: 0 on the rim, 1 at the centre. No terminal; timeout
+// at 200 steps. Behavior: see generate_point_goal.
 
 #include <array>
 #include <cstdint>
@@ -28,16 +33,16 @@ namespace ltt::tasks {
 
 class PointGoal {
  public:
-  static constexpr std::int64_t observation_dim = 20, action_dim = 2, horizon = 250;
-  static constexpr std::int64_t lidar_bins = 16, hazard_count = 8;
+  static constexpr std::int64_t lidar_bins = 32, hazard_count = 10;
+  static constexpr std::int64_t observation_dim = 3 + lidar_bins, action_dim = 2, horizon = 200;
   static constexpr double budget = 5;
   static constexpr double dt = 0.1, max_speed = 1.0, hazard_radius = 0.4, goal_radius = 0.3,
-                          lidar_range = 3.0, arena = 4.0;
+                          lidar_range = 3.0, goal_scale = 3.0, arena = 4.0;
 
   explicit PointGoal(std::uint64_t layout_seed);
 
   std::array<float, observation_dim> observation() const;
-  // Action components are clipped to [-1, 1]. Stepping after the episode ended throws.
+  // Action components (goal frame) are clipped to [-1, 1]. Stepping after the end throws.
   Step step(std::span<const double> action);
 
   struct Vec { double x = 0, y = 0; };
@@ -48,6 +53,8 @@ class PointGoal {
   std::int64_t steps() const { return t_; }
   std::int64_t goals_reached() const { return goals_reached_; }
   bool done() const { return done_; }
+  // The graded cost of standing at q: max over hazards of max(0, 1 - distance / radius).
+  double penetration(Vec q) const;
 
  private:
   Vec p_, v_, goal_;
@@ -59,14 +66,20 @@ class PointGoal {
   void next_goal();
 };
 
-// Shares of the three scripted controllers in the behavior mixture; erratic takes the rest.
-struct PointGoalMixture {
-  double reckless = 0.35;
-  double careful = 0.40;
+// The per-episode caution c of the behavior policies, drawn uniform on [low, high] (a subset
+// of [0, 1]): c = 0 drives straight through hazards at full speed, c = 1 keeps the widest
+// margin at the lowest speed. It plays the part of the cost threshold a DSRL checkpoint was
+// trained at.
+struct PointGoalCaution {
+  double low = 0;
+  double high = 1;
 };
-// The behavior mixture of docs/tasks.md: each episode draws a layout and a scripted
-// controller (reckless / careful / erratic, with drawn caution, speed and noise), seeded.
+
+// DSRL-like behavior data (docs/tasks.md): each episode draws a layout and a caution c; the
+// policy is a fixed function of the observation and c (goal seeking with a lidar-read hazard
+// repulsion whose margin and strength grow with c, speed falling with c), plus Gaussian
+// action noise of std 0.1. Seeded.
 TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
-                             const PointGoalMixture& mixture = {});
+                             const PointGoalCaution& caution = {});
 
 }  // namespace ltt::tasks

@@ -27,8 +27,9 @@ learning::MlpWeights random_policy(const pl::Task& t, std::uint64_t seed) {
 
 // A linear policy whose every action reads one observation entry (all other weights zero), so
 // a row's output is the same bits in any batch: x * 0 and + 0 are exact whatever the order of
-// the sums. point-goal: accelerate along the goal vector; car-run: steer against the lateral
-// offset with a steady throttle. Both move, so episodes differ by their layouts.
+// the sums. point-goal: accelerate toward the goal (action 0 of the goal frame) in proportion
+// to the goal distance (observation 2); car-run: steer against the lateral offset
+// (observation 1) with a steady throttle. Both move, so episodes differ by their layouts.
 learning::MlpWeights sparse_policy(const pl::Task& t) {
   learning::MlpWeights w;
   w.shape = learning::MlpShape{{t.observation_dim, t.action_dim}, learning::OutputActivation::tanh};
@@ -39,11 +40,10 @@ learning::MlpWeights sparse_policy(const pl::Task& t) {
   const auto bias = [&](std::int64_t out) -> float& {
     return w.parameters[static_cast<std::size_t>(t.action_dim * t.observation_dim + out)];
   };
-  if (t.observation_dim == 20) {  // point-goal: observation 2, 3 is the goal vector
+  if (t.name.starts_with("point-goal")) {
     W(0, 2) = 1.5f;
-    W(1, 3) = 1.5f;
-  } else {  // car-run: observation 1 is y
-    W(0, 1) = -2.0f;
+  } else {  // car-run: observation 1 is y / 0.1
+    W(0, 1) = -0.2f;
     bias(1) = 0.4f;
   }
   return w;

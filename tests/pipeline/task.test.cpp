@@ -16,8 +16,8 @@
 namespace pl = ltt::pipeline;
 
 TEST_CASE("task registry: names, shapes, and an error naming 'task'") {
-  CHECK(pl::task_named("point-goal").observation_dim == 20);
-  CHECK(pl::task_named("car-run").observation_dim == 5);
+  CHECK(pl::task_named("point-goal").observation_dim == 35);
+  CHECK(pl::task_named("car-run").observation_dim == 6);
   CHECK(pl::task_named("point-goal-reckless").budget == 5);
   for (const pl::Task& t : pl::builtin_tasks()) {
     CHECK(t.cost_range == static_cast<double>(t.horizon));
@@ -69,7 +69,7 @@ TEST_CASE("point-goal-reckless: no grid selection can be at most alpha = 0.25 un
                                         << " unsafe");
     CHECK(least_unsafe > 0.25);
   }
-  // and the default mixture is the one docs/tasks.md describes: 30-70% unsafe
+  // and the default caution range is the one docs/tasks.md describes: 30-70% unsafe
   const auto pool = pl::task_named("point-goal").generate(500, 1);
   std::int64_t unsafe = 0;
   for (const auto& e : pool.episodes) unsafe += e.episodic_cost > 5;
