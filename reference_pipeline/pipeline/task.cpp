@@ -45,19 +45,21 @@ Task continuous_task(std::string name, std::string summary,
   return t;
 }
 
-// Caution drawn from [0, 0.3] only, the reckless end of point-goal's [0, 1]: the pool is
-// about 99% unsafe (3 to 6 safe of 1000 on seeds 1-3, tests/pipeline/task.test.cpp), so fewer
-// than 11.25% of trajectories are safe and a perfect score cannot make the smallest grid
-// selection (the top 15%) at most 25% unsafe: the purity margin is negative for every scorer
-// and the walk must refuse (up to its delta error).
-constexpr tasks::PointGoalCaution reckless_caution{0.0, 0.3};
+// Thresholds drawn from [2B, 3B] only, the loose end of point-goal's [0, 3B]: at or above the
+// unconstrained controller's expected cost (about 2B) a checkpoint behaves unconstrained, so
+// the pool is almost all unsafe (2, 3 and 1 safe of 1000 on seeds 1-3,
+// tests/pipeline/task.test.cpp), fewer than 11.25% of trajectories are safe and a perfect
+// score cannot make the smallest grid selection (the top 15%) at most 25% unsafe: the purity
+// margin is negative for every scorer and the walk must refuse (up to its delta error).
+constexpr tasks::PointGoalThresholds reckless_thresholds{2 * tasks::PointGoal::budget,
+                                                         3 * tasks::PointGoal::budget};
 
 const std::vector<Task>& registry() {
   static const std::vector<Task> tasks{
       continuous_task<tasks::PointGoal>(
           "point-goal",
           "2-D point robot reaching goals among circular hazards, graded penetration cost, "
-          "behavior of continuously varying caution (budget 5)",
+          "behavior trained at cost thresholds uniform on [0, 3B] (budget 5)",
           [](std::int64_t n, std::uint64_t seed) { return tasks::generate_point_goal(n, seed); }),
       continuous_task<tasks::CarRun>(
           "car-run",
@@ -66,10 +68,10 @@ const std::vector<Task>& registry() {
           [](std::int64_t n, std::uint64_t seed) { return tasks::generate_car_run(n, seed); }),
       continuous_task<tasks::PointGoal>(
           "point-goal-reckless",
-          "point-goal with caution drawn from its reckless end: no certifiable selection "
+          "point-goal with thresholds drawn from [2B, 3B] only: no certifiable selection "
           "(refusal variant)",
           [](std::int64_t n, std::uint64_t seed) {
-            return tasks::generate_point_goal(n, seed, reckless_caution);
+            return tasks::generate_point_goal(n, seed, reckless_thresholds);
           }),
   };
   return tasks;

@@ -4,8 +4,8 @@
 //
 //   point-goal            the point robot of tasks/point_goal.hpp, budget 5
 //   car-run               the car of tasks/car_run.hpp, budget 5
-//   point-goal-reckless   point-goal whose behavior caution is drawn from [0, 0.3] only: built to
-//                         have no certifiable selection (negative purity margin at alpha =
+//   point-goal-reckless   point-goal whose behavior thresholds are drawn from [2B, 3B] only:
+//                         built to have no certifiable selection (negative purity margin at alpha =
 //                         0.25), for the refusal row of the report
 //
 // The corridor is not here: its state is the time index alone, so a state-only value cannot

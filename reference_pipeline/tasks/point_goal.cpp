@@ -149,16 +149,89 @@ Step PointGoal::step(std::span<const double> action) {
   return s;
 }
 
+namespace {
+
+// The calibration: the controller family's mean episodic cost at cautions 0, 0.05, .., 1,
+// each measured by generate_point_goal_at_caution(point_goal_calibration_episodes = 1000,
+// point_goal_calibration_seed = 12, c), with the standard error sd / sqrt(1000) of that mean.
+// The same seed at every c gives every row the same layouts and noise draws (common random
+// numbers), so neighbouring rows differ by the caution, not by the sample.
+// The measured means were not monotone at two places, by less than one standard error between
+// neighbours: they rise from 10.70 (c = 0) to 10.83 (c = 0.1) and from 0.113 (c = 0.95) to
+// 0.132 (c = 1). The stored means are the measured ones made non-increasing by pooling adjacent
+// violators (equal weights, every row has 1000 episodes): rows 0 .. 0.1 hold their average,
+// 10.78, and rows 0.9 .. 1 theirs, 0.120 (the measured value beside each). The standard
+// errors are the rows' own. So the least cautious member's expected cost, 10.78 (about 2.16B),
+// is where thresholds stop binding, and the cautions in (0, 0.1], indistinguishable from 0 in
+// cost, are never drawn.
+// Regenerate with `tasks_tests --test-case='*calibration table*' --no-skip`
+// (tests/tasks/point_goal.test.cpp); the suite monte_carlo re-measures some rows on another
+// seed against these within their confidence intervals.
+constexpr std::array<PointGoalCalibration, 21> calibration{{
+    {0.00, 10.7842, 0.1211},  // measured 10.6974
+    {0.05, 10.7842, 0.1214},  // measured 10.8250
+    {0.10, 10.7842, 0.1210},  // measured 10.8301
+    {0.15, 10.7214, 0.1210},
+    {0.20, 10.3236, 0.1184},
+    {0.25, 9.6741, 0.1124},
+    {0.30, 8.8655, 0.1039},
+    {0.35, 7.7699, 0.0930},
+    {0.40, 6.4697, 0.0777},
+    {0.45, 5.1795, 0.0944},
+    {0.50, 3.8952, 0.1131},
+    {0.55, 2.4722, 0.0694},
+    {0.60, 1.3499, 0.0667},
+    {0.65, 0.4983, 0.0578},
+    {0.70, 0.2321, 0.0321},
+    {0.75, 0.1966, 0.0280},
+    {0.80, 0.1494, 0.0251},
+    {0.85, 0.1257, 0.0179},
+    {0.90, 0.1196, 0.0163},  // measured 0.1132
+    {0.95, 0.1196, 0.0178},  // measured 0.1132
+    {1.00, 0.1196, 0.0311},  // measured 0.1323
+}};
+
+}  // namespace
+
+std::span<const PointGoalCalibration> point_goal_calibration() { return calibration; }
+
+double point_goal_caution(double threshold) {
+  if (!(threshold >= 0 && std::isfinite(threshold)))
+    throw std::invalid_argument("point_goal_caution: 'threshold' must be finite and >= 0");
+  // A threshold the least cautious member already meets in expectation binds nothing: the
+  // checkpoint trained at it behaves unconstrained, as a DSRL agent at a loose threshold does.
+  if (threshold >= calibration.front().mean_cost) return calibration.front().caution;
+  for (std::size_t i = 0; i + 1 < calibration.size(); ++i) {
+    const PointGoalCalibration &a = calibration[i], &b = calibration[i + 1];
+    if (b.mean_cost > threshold) continue;
+    if (a.mean_cost == b.mean_cost) return a.caution;  // a flat row: its least caution
+    return a.caution + (b.caution - a.caution) * (a.mean_cost - threshold) / (a.mean_cost - b.mean_cost);
+  }
+  // Below every row: no member is that cheap in expectation; the most cautious comes closest.
+  return calibration.back().caution;
+}
+
+TaskPool generate_point_goal_at_caution(std::int64_t episodes, std::uint64_t seed, double caution) {
+  if (episodes < 1)
+    throw std::invalid_argument("generate_point_goal_at_caution: 'episodes' must be >= 1");
+  if (!(caution >= 0 && caution <= 1))
+    throw std::invalid_argument("generate_point_goal_at_caution: 'caution' must lie in [0, 1]");
+  std::mt19937_64 rng(seed);
+  return log_episodes<PointGoal>(episodes, rng,
+                                 [&](std::mt19937_64&) { return Controller{caution}; });
+}
+
 TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
-                             const PointGoalCaution& caution) {
+                             const PointGoalThresholds& thresholds) {
   if (episodes < 1) throw std::invalid_argument("generate_point_goal: 'episodes' must be >= 1");
-  if (!(caution.low >= 0 && caution.low <= 1))
-    throw std::invalid_argument("generate_point_goal: 'caution.low' must lie in [0, 1]");
-  if (!(caution.high >= caution.low && caution.high <= 1))
-    throw std::invalid_argument("generate_point_goal: 'caution.high' must lie in [caution.low, 1]");
+  if (!(thresholds.low >= 0 && std::isfinite(thresholds.low)))
+    throw std::invalid_argument("generate_point_goal: 'thresholds.low' must be finite and >= 0");
+  if (!(thresholds.high >= thresholds.low && std::isfinite(thresholds.high)))
+    throw std::invalid_argument(
+        "generate_point_goal: 'thresholds.high' must be finite and >= thresholds.low");
   std::mt19937_64 rng(seed);
   return log_episodes<PointGoal>(episodes, rng, [&](std::mt19937_64& r) {
-    return Controller{uniform(r, caution.low, caution.high)};
+    return Controller{point_goal_caution(uniform(r, thresholds.low, thresholds.high))};
   });
 }
 

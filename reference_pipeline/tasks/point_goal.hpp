@@ -66,20 +66,44 @@ class PointGoal {
   void next_goal();
 };
 
-// The per-episode caution c of the behavior policies, drawn uniform on [low, high] (a subset
-// of [0, 1]): c = 0 drives straight through hazards at full speed, c = 1 keeps the widest
-// margin at the lowest speed. It plays the part of the cost threshold a DSRL checkpoint was
-// trained at.
-struct PointGoalCaution {
+// The cost thresholds kappa the behavior's checkpoints were trained at, drawn uniform on
+// [low, high] (in units of episodic cost; 0 <= low <= high). The default [0, 3B] is DSRL's:
+// checkpoints trained at gradually changing thresholds, as for car-run (tasks/car_run.hpp).
+struct PointGoalThresholds {
   double low = 0;
-  double high = 1;
+  double high = 3 * PointGoal::budget;
 };
 
-// DSRL-like behavior data (docs/tasks.md): each episode draws a layout and a caution c; the
-// policy is a fixed function of the observation and c (goal seeking with a lidar-read hazard
-// repulsion whose margin and strength grow with c, speed falling with c), plus Gaussian
-// action noise of std 0.1. Seeded.
+// One row of the controller family's calibration: its mean episodic cost at caution c, and
+// that mean's standard error, measured on point_goal_calibration_episodes episodes of
+// point_goal_calibration_seed (point_goal.cpp says how).
+struct PointGoalCalibration {
+  double caution = 0, mean_cost = 0, standard_error = 0;
+};
+inline constexpr std::uint64_t point_goal_calibration_seed = 12;
+inline constexpr std::int64_t point_goal_calibration_episodes = 1000;
+
+// The calibration table, cautions 0, 0.05, .., 1, mean costs non-increasing in c.
+std::span<const PointGoalCalibration> point_goal_calibration();
+
+// c(kappa): the caution at which the family's expected episodic cost equals the threshold
+// kappa, by monotone piecewise-linear interpolation of the calibration table; 0 (the least
+// cautious member, unconstrained) for kappa at or above its expected cost, 1 (the most
+// cautious) for kappa below the table's smallest mean cost. Throws std::invalid_argument
+// (naming 'threshold') for a negative or non-finite kappa.
+double point_goal_caution(double threshold);
+
+// The controller of caution c (0 drives straight through hazards at full speed, 1 keeps the
+// widest margin at the lowest speed) on every episode: the calibration's measurement.
+// Throws std::invalid_argument (naming 'caution') outside [0, 1].
+TaskPool generate_point_goal_at_caution(std::int64_t episodes, std::uint64_t seed, double caution);
+
+// DSRL-like behavior data (docs/tasks.md): each episode draws a layout and a cost threshold
+// kappa uniform on [thresholds.low, thresholds.high], and its checkpoint behaves with the
+// caution c(kappa) = point_goal_caution(kappa); the policy is a fixed function of the
+// observation and c (goal seeking with a lidar-read hazard repulsion whose margin and strength
+// grow with c, speed falling with c), plus Gaussian action noise of std 0.1. Seeded.
 TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
-                             const PointGoalCaution& caution = {});
+                             const PointGoalThresholds& thresholds = {});
 
 }  // namespace ltt::tasks

@@ -69,7 +69,7 @@ TEST_CASE("point-goal-reckless: no grid selection can be at most alpha = 0.25 un
                                         << " unsafe");
     CHECK(least_unsafe > 0.25);
   }
-  // and the default caution range is the one docs/tasks.md describes: 30-70% unsafe
+  // and the default threshold range is the one docs/tasks.md describes: 30-70% unsafe
   const auto pool = pl::task_named("point-goal").generate(500, 1);
   std::int64_t unsafe = 0;
   for (const auto& e : pool.episodes) unsafe += e.episodic_cost > 5;

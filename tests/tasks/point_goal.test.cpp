@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <numbers>
 #include <vector>
 
@@ -129,10 +130,11 @@ TEST_CASE("point-goal: reward is progress, cost is the graded penetration depth"
 }
 
 TEST_CASE("point-goal: the behavior pool is seeded and its costs spread around the budget") {
-  // Bars of docs/tasks.md, measured at 1000 episodes on seeds 1-3: unsafe 0.41 .. 0.46, share
-  // of costs in [B/2, 2B] 0.36 .. 0.37, 95% quantile 14.2 .. 15.3 (about 3B). At 400 episodes
-  // a fraction's standard deviation is at most 0.025, so the bars below sit 4 or more of them
-  // away from the measured values.
+  // Bars of docs/tasks.md (the issue's data bars), measured at 1000 episodes on seeds 1-3:
+  // unsafe 0.61 .. 0.65, share of costs in [B/2, 2B] 0.53 .. 0.56, 95% quantile 15.4 .. 15.7
+  // (about 3B). At 400 episodes a fraction's standard deviation is at most 0.025: the share and
+  // quantile bars sit 4 or more of them away, but the unsafe fraction only about 2 below its
+  // upper bar 0.7 (0.68 on these 400 episodes). The bars are the issue's, not tuned to the pool.
   const std::int64_t episodes = 400;
   const tasks::TaskPool pool = tasks::generate_point_goal(episodes, 1);
   CHECK(tasks::generate_point_goal(episodes, 1).dataset.observations.bytes ==
@@ -168,18 +170,124 @@ TEST_CASE("point-goal: the behavior pool is seeded and its costs spread around t
   ltt_test::check_dsrl_round_trip(pool, "point-goal");
 }
 
-TEST_CASE("point-goal: caution orders the cost, and bad cautions name the parameter") {
-  // A narrow caution range at either end: the reckless end is almost all over budget, the
-  // careful end almost all within it (docs/tasks.md's sweep over c).
-  const auto unsafe_share = [](const tasks::PointGoalCaution& c) {
-    const tasks::TaskPool pool = tasks::generate_point_goal(100, 3, c);
+TEST_CASE("point-goal: the threshold orders the cost, and bad thresholds name the parameter") {
+  // A narrow threshold range at either end: thresholds at or above 2B give the unconstrained
+  // controller, almost all over budget; thresholds below 0.4B almost all within it.
+  const double b = PointGoal::budget;
+  const auto unsafe_share = [](const tasks::PointGoalThresholds& t) {
+    const tasks::TaskPool pool = tasks::generate_point_goal(100, 3, t);
     std::int64_t unsafe = 0;
     for (const tasks::EpisodeRecord& e : pool.episodes) unsafe += e.episodic_cost > PointGoal::budget;
     return static_cast<double>(unsafe) / 100;
   };
-  CHECK(unsafe_share({0.0, 0.2}) >= 0.9);
-  CHECK(unsafe_share({0.8, 1.0}) <= 0.1);
+  CHECK(unsafe_share({2 * b, 3 * b}) >= 0.9);
+  CHECK(unsafe_share({0, 0.4 * b}) <= 0.1);
   CHECK_THROWS_AS(tasks::generate_point_goal(10, 1, {-0.1, 1}), std::invalid_argument);
-  CHECK_THROWS_AS(tasks::generate_point_goal(10, 1, {0.5, 0.4}), std::invalid_argument);
+  CHECK_THROWS_AS(tasks::generate_point_goal(10, 1, {5, 4}), std::invalid_argument);
   CHECK_THROWS_AS(tasks::generate_point_goal(0, 1), std::invalid_argument);
+  CHECK_THROWS_AS(tasks::generate_point_goal_at_caution(10, 1, 1.1), std::invalid_argument);
+  CHECK_THROWS_AS(tasks::point_goal_caution(-1), std::invalid_argument);
+}
+
+TEST_CASE("point-goal: c(kappa) inverts the calibration table monotonely") {
+  const auto table = tasks::point_goal_calibration();
+  REQUIRE(table.size() == 21);
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    CHECK(table[i].caution == doctest::Approx(0.05 * static_cast<double>(i)));
+    CHECK(table[i].standard_error > 0);
+    if (i > 0) CHECK(table[i].mean_cost <= table[i - 1].mean_cost);
+  }
+  // A threshold the least cautious member meets in expectation binds nothing.
+  CHECK(tasks::point_goal_caution(table.front().mean_cost) == 0);
+  CHECK(tasks::point_goal_caution(3 * PointGoal::budget) == 0);
+  // Each strictly decreasing row's cost maps back to its caution, and c falls as kappa grows.
+  for (std::size_t i = 1; i < table.size(); ++i)
+    if (table[i].mean_cost < table[i - 1].mean_cost)
+      CHECK(tasks::point_goal_caution(table[i].mean_cost) == doctest::Approx(table[i].caution));
+  double previous = 1;
+  for (double kappa = 0; kappa <= 3 * PointGoal::budget; kappa += 0.01) {
+    const double c = tasks::point_goal_caution(kappa);
+    CHECK(c <= previous);
+    CHECK(c >= 0);
+    previous = c;
+  }
+}
+
+namespace {
+
+struct Measured {
+  double mean = 0, standard_error = 0;
+};
+
+// The mean episodic cost of the controller of caution c and its standard error sd / sqrt(n).
+Measured measure_mean_cost(double caution, std::int64_t episodes, std::uint64_t seed) {
+  const tasks::TaskPool pool = tasks::generate_point_goal_at_caution(episodes, seed, caution);
+  double sum = 0, squares = 0;
+  for (const tasks::EpisodeRecord& e : pool.episodes) sum += e.episodic_cost;
+  const double n = static_cast<double>(episodes), mean = sum / n;
+  for (const tasks::EpisodeRecord& e : pool.episodes)
+    squares += (e.episodic_cost - mean) * (e.episodic_cost - mean);
+  return {mean, std::sqrt(squares / (n - 1) / n)};
+}
+
+}  // namespace
+
+TEST_SUITE("monte_carlo") {
+  TEST_CASE("point-goal: the calibration table's rows re-measure within their intervals") {
+    // Rows across the table's range, re-measured on a seed independent of the calibration's:
+    // the difference of two independent means has standard error sqrt(se_table^2 + se_new^2);
+    // 4 of them leaves a 6e-5 chance per row of failing a correct table (normal means over
+    // 1000 episodes), while a row off by a few standard errors fails.
+    const auto table = tasks::point_goal_calibration();
+    for (const std::size_t i : {0, 4, 8, 10, 12, 14, 20}) {
+      const tasks::PointGoalCalibration& row = table[i];
+      const Measured m =
+          measure_mean_cost(row.caution, tasks::point_goal_calibration_episodes, 13);
+      const double tolerance =
+          4 * std::sqrt(row.standard_error * row.standard_error + m.standard_error * m.standard_error);
+      MESSAGE("c = " << row.caution << ": table " << row.mean_cost << " +- " << row.standard_error
+                     << ", seed 13 " << m.mean << " +- " << m.standard_error);
+      CHECK(std::abs(m.mean - row.mean_cost) <= tolerance);
+    }
+  }
+
+  // Prints the calibration table in point_goal.cpp's format, measured as its comment says
+  // (before making it monotone), and checks the stored rows against it. Skipped by default:
+  // run with --no-skip.
+  TEST_CASE("point-goal: calibration table (regenerate)" * doctest::skip()) {
+    const auto table = tasks::point_goal_calibration();
+    for (const tasks::PointGoalCalibration& row : table) {
+      const Measured m = measure_mean_cost(row.caution, tasks::point_goal_calibration_episodes,
+                                           tasks::point_goal_calibration_seed);
+      std::printf("    {%.2f, %.4f, %.4f},\n", row.caution, m.mean, m.standard_error);
+      CHECK(row.standard_error == doctest::Approx(m.standard_error).epsilon(1e-3));
+    }
+  }
+}
+
+// Prints docs/tasks.md's pool properties table for point-goal (1000 episodes, seeds 1-3).
+// Skipped by default: run with --no-skip.
+TEST_CASE("point-goal: pool properties (docs/tasks.md table)" * doctest::skip()) {
+  const double b = PointGoal::budget;
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    const tasks::TaskPool pool = tasks::generate_point_goal(1000, seed);
+    std::vector<double> costs;
+    double unsafe = 0, near = 0, zero = 0, sum = 0, safe_return = 0, unsafe_return = 0;
+    for (const tasks::EpisodeRecord& e : pool.episodes) {
+      const double c = e.episodic_cost;
+      costs.push_back(c);
+      sum += c;
+      near += c >= b / 2 && c <= 2 * b;
+      zero += c == 0;
+      (c > b ? unsafe_return : safe_return) += e.episodic_return;
+      unsafe += c > b;
+    }
+    std::sort(costs.begin(), costs.end());
+    const auto q = [&](double p) { return costs[static_cast<std::size_t>(p * 999)]; };
+    std::printf("seed %d: unsafe %.3f | in [B/2, 2B] %.3f | zero %.3f | mean %.2f | "
+                "q50/75/90/95 %.1f / %.1f / %.1f / %.1f | max %.1f | return %.1f / %.1f\n",
+                static_cast<int>(seed), unsafe / 1000, near / 1000, zero / 1000, sum / 1000,
+                q(0.5), q(0.75), q(0.9), q(0.95), costs.back(), safe_return / (1000 - unsafe),
+                unsafe_return / unsafe);
+  }
 }
