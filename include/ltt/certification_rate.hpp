@@ -20,7 +20,8 @@
 // composition_pvalue itself, so k_max is exactly the walk's. The sum over m runs over the
 // window of Hyp(N, N_1, n) outside which the mass is provably below 1e-16 (geometric tail
 // bounds, as in the hypergeometric tails). Absolute error below 1e-12 (tests against exact
-// rationals). Cost O(window) = O(sqrt(min(n, N1))) steps, O(window) memory.
+// rationals). The window is O(sqrt(min(n, N1))) wide (the variance of m is at most
+// min(n, N1)); memory is O(window), time the window's steps plus one anchor every 128 of them.
 //
 // label_budget returns the scan's smallest n with rate(n) >= target without visiting every
 // n: an envelope E[max_{m'<=m} c(m') at M_n], non-decreasing in n, is bisected to jump over
@@ -527,18 +528,18 @@ inline std::int64_t envelope_start(RisingPath& rising, std::int64_t N, std::int6
 
 // The smallest n with rate(n) >= target_rate, the same n as the scan of every n
 // (detail::label_budget_by_scan), found without visiting every n. The rate is a sawtooth in n,
-// so no bisection; instead a one-sided Lipschitz bound skips the n that provably miss.
-// With M_n ~ Hyp(N, N1, n) and M_{n+1} = M_n + B, P[B = 1 | M_n] = (N1 - M_n)/(N - n):
+// so there is no bisection on it; the search rests on the coupling M_{n+1} = M_n + B,
+// P[B = 1 | M_n] = (N1 - M_n)/(N - n), under which M_n ~ Hyp(N, N1, n) grows stochastically
+// with n and
 //     rate(n + 1) - rate(n) = E[w(M_n) (c(M_n + 1) - c(M_n))],  w(m) = (N1 - m)/(N - n) in [0, 1],
-// and E[w(M_n)] = N1/N exactly. M_n is stochastically non-decreasing in n, so for
-// n <= n + i < n_last, with [m_lo, m_hi] the window of n and m_ext the end of the computed
-// path, (c(m+1) - c(m))^+ <= rise(m_lo) inside, and the mass outside is at most the window
-// tails (each <= 2e-17):
-//     rate(n + i + 1) - rate(n + i) <= (N1/N) rise(m_lo) + P[M_n < m_lo] + P[M_{n_last} >= m_ext].
-// Hence rate(n + j) < target for all j < (target - rate(n) - margin) / slope, the margin
-// covering the error of the computed rates against the rates of the computed c(m) (at most
-// the documented 1e-12 twice, plus 2e-13). Within that margin of the target the search steps
-// by one. See docs/certification_rate.md ("The label budget").
+// with E[w(M_n)] = N1/N exactly. Two phases, each skipping only n proved below the target:
+//  1. envelope_start: E[max_{m' <= m} c(m') at M_n] >= rate(n) is non-decreasing in n, so the
+//     first n where it reaches target - margin is found by bisection;
+//  2. from each n evaluated, safe_skip jumps over every n + i that step_bounds' one-sided
+//     bounds on the increments keep below target - margin.
+// The margin (2.2e-12) covers the difference between a computed rate and the rate of the
+// computed c(m): within it nothing is proved and the search steps by one n, the one case whose
+// cost grows with N/N1 (targets near 1). See docs/certification_rate.md ("The label budget").
 inline std::optional<std::int64_t> label_budget(std::int64_t N, std::int64_t N1, std::int64_t U1,
                                                 double alpha, double delta, double target_rate) {
   detail::check_budget("label_budget", N, N1, U1, alpha, delta, target_rate);
