@@ -14,7 +14,10 @@
 //   dsrl       N = 2000, N1 = 300, U1 = 50, n = 200, alpha = 0.25, delta = 0.1
 //   large      N = 1e6, N1 = 1.5e5, U1 = 3e4, n = 1e4 (Boost: a few iterations only)
 //   curve      certification_rate_curve through n = 400 on the dsrl pool, against 401 calls
-//   budget     label_budget(N = 1e6, N1 = 1.5e5, U1 = 3e4, 0.25, 0.1, target 0.9)
+//   budget     label_budget(N = 1e6, N1 = 1.5e5, U1 = 3e4, 0.25, 0.1, target 0.9), against the
+//              scan of every n it replaced (detail::label_budget_by_scan) in the same run
+//   budget_2^32  label_budget(N = 2^32, N1 = 300, U1 = 50, 0.25, 0.1, target 0.9): the scan
+//              would visit 1.5e9 values of n (not run)
 // items_per_second is rates per second; the counter `rate` shows the value each side computed.
 
 #include <benchmark/benchmark.h>
@@ -113,14 +116,19 @@ void BM_curve_by_calls_ltt(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * (n_max + 1));
 }
 
-void BM_budget_ltt(benchmark::State& state) {
+using BudgetFunction = std::optional<std::int64_t> (*)(std::int64_t, std::int64_t, std::int64_t,
+                                                      double, double, double);
+
+void BM_budget(benchmark::State& state, BudgetFunction budget, Pool p) {
   std::optional<std::int64_t> n;
   for (auto _ : state) {
-    n = ltt::label_budget(large.N, large.N1, large.U1, large.alpha, large.delta, 0.9);
+    n = budget(p.N, p.N1, p.U1, p.alpha, p.delta, 0.9);
     benchmark::DoNotOptimize(n);
   }
   state.counters["n"] = static_cast<double>(n.value_or(-1));
 }
+
+constexpr Pool huge{std::int64_t{1} << 32, 300, 50, 0, 0.25, 0.1};
 
 }  // namespace
 
@@ -130,6 +138,9 @@ BENCHMARK_CAPTURE(BM_rate_ltt, large, large)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_rate_boost, large, large)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_curve_ltt)->Arg(400)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_curve_by_calls_ltt)->Arg(400)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_budget_ltt)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_budget, ltt, &ltt::label_budget, large)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_budget, scan, &ltt::detail::label_budget_by_scan, large)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_budget, ltt_2e32, &ltt::label_budget, huge)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

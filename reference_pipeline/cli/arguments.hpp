@@ -41,12 +41,19 @@ enum class FlagKind {
   text,       // any string: a file name, a task name
 };
 
+// Counts go up to 2^53, the largest population the libraries accept (ltt::detail::max_count).
+inline constexpr std::int64_t max_count = std::int64_t{1} << 53;
+
 struct Flag {
   std::string_view name;  // without the leading "--"
   FlagKind kind;
   std::string_view help;
   std::string_view default_value = {};  // read like user input; empty means no default
   bool required = false;
+  // count: the largest value accepted, and why (what the command's work grows with); a larger
+  // value is refused at parse time, before any work (docs/cli.md lists them per command).
+  std::int64_t maximum = max_count;
+  std::string_view maximum_reason = {};
 };
 
 struct Command {
@@ -54,9 +61,6 @@ struct Command {
   std::string_view description;  // a few lines for --help
   std::span<const Flag> flags;
 };
-
-// Counts go up to 2^53, the largest population the libraries accept (ltt::detail::max_count).
-inline constexpr std::int64_t max_count = std::int64_t{1} << 53;
 
 class Arguments {
  public:
@@ -163,6 +167,13 @@ inline double read_real(std::string_view flag, std::string_view text, FlagKind k
 
 }  // namespace detail
 
+// "--draws: 1e9 exceeds the maximum 1048576 (one result is kept per draw)"
+inline std::string above_maximum(const Flag& f, std::string_view text) {
+  std::string message = cat("--", f.name, ": ", text, " exceeds the maximum ", std::to_string(f.maximum));
+  if (!f.maximum_reason.empty()) message += cat(" (", f.maximum_reason, ")");
+  return message;
+}
+
 inline Arguments parse(const Command& command, std::span<const std::string_view> args) {
   Arguments result;
   for (const std::string_view a : args)
@@ -181,7 +192,10 @@ inline Arguments parse(const Command& command, std::span<const std::string_view>
     Arguments::Value& v = result.values_.find(f.name)->second;
     v.present = true;
     switch (f.kind) {
-      case FlagKind::count: v.count = detail::read_count(f.name, text); break;
+      case FlagKind::count:
+        v.count = detail::read_count(f.name, text);
+        if (v.count > f.maximum) throw BadInput(above_maximum(f, text));
+        break;
       case FlagKind::open_unit:
       case FlagKind::unit: v.real = detail::read_real(f.name, text, f.kind); break;
       case FlagKind::text: v.text = std::string(text); break;
@@ -262,6 +276,8 @@ inline std::string usage(const Command& command) {
     std::string tail;
     if (f.required) tail = " (required)";
     if (!f.default_value.empty()) tail = cat(" (default ", f.default_value, ")");
+    if (f.kind == FlagKind::count && f.maximum < max_count)
+      tail += cat(" (at most ", std::to_string(f.maximum), ")");
     line(cat("--", f.name, placeholder(f.kind)), f.help, tail);
   }
   line("--help", "print this help and exit", "");

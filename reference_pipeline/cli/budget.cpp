@@ -20,22 +20,26 @@ namespace ltt::cli {
 namespace {
 
 constexpr Flag budget_flags[] = {
-    {"N", FlagKind::count, "trajectories in the pool", {}, true},
-    {"N1", FlagKind::count, "trajectories in the first selection S_1", {}, true},
+    {"N", FlagKind::count, "trajectories in the pool", {}, true, max_budget_pool,
+     "the search's steps in n shrink with N/N1 near the target"},
+    {"N1", FlagKind::count, "trajectories in the first selection S_1", {}, true,
+     max_first_selection, "the critical path is walked up to N1 and kept in memory"},
     {"U1", FlagKind::count, "unsafe trajectories in S_1", {}, true},
-    {"target", FlagKind::unit, "certification rate to reach", {}, true},
+    {"target", FlagKind::unit, "certification rate to reach (at most 0.999999999)", {}, true},
     {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
     {"delta", FlagKind::open_unit, "risk level", "0.1"},
     {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
     {"curve", FlagKind::boolean, "print rate(n) for n = 0..n-max as CSV (n,rate)"},
-    {"n-max", FlagKind::count, "last n of the curve (default N); needs --curve"},
+    {"n-max", FlagKind::count, "last n of the curve (default N); needs --curve", {}, false,
+     max_curve_points, "the curve evaluates the rate at every n"},
 };
 
 constexpr Command budget_command{
     "budget",
     "The label budget: the smallest number n of calibration labels whose certification\n"
-    "rate reaches --target, found by scanning every n (the rate is a sawtooth in n, so a\n"
-    "larger n can fall below the target again). With --curve, prints the rate curve\n"
+    "rate reaches --target, the same n a scan of every n finds (the rate is a sawtooth in n,\n"
+    "so a larger n can fall below the target again), found by skipping the n that provably\n"
+    "miss (docs/certification_rate.md). With --curve, prints the rate curve\n"
     "rate(n), n = 0..n-max, as CSV with header n,rate instead of the summary; with --curve\n"
     "--json, the summary's JSON object with the curve added as the array \"curve\"\n"
     "(curve[n] = rate(n)).",
@@ -51,13 +55,22 @@ int run_budget(const Invocation& call) {
   const bool curve_wanted = args->flag("curve");
   if (args->given("n-max") && !curve_wanted) throw BadInput("--n-max needs --curve");
   if (args->given("n-max")) require_not_above(*args, "n-max", "N");
+  if (curve_wanted && !args->given("n-max") && args->count("N") > max_curve_points)
+    throw BadInput(cat("--n-max: the curve runs to N = ", std::to_string(args->count("N")),
+                       " by default, above the maximum ", std::to_string(max_curve_points),
+                       "; give --n-max"));
   const std::int64_t N = args->count("N"), N1 = args->count("N1"), U1 = args->count("U1");
   const double alpha = args->real("alpha"), delta = args->real("delta"),
                target = args->real("target");
   const std::int64_t n_max = args->optional_count("n-max").value_or(N);
+  if (target > max_budget_target)
+    throw BadInput(cat("--target: ", shortest(target), " exceeds the maximum ",
+                       shortest(max_budget_target),
+                       " (nearer to 1 the budget is set by the rates' last bits and is searched"
+                       " one n at a time)"));
 
   const std::optional<std::int64_t> budget =
-      with_status(call, cat("scanning n = 0..", std::to_string(N), " for the budget"),
+      with_status(call, cat("searching n = 0..", std::to_string(N), " for the budget"),
                   [&] { return ltt::label_budget(N, N1, U1, alpha, delta, target); });
   const FirstSelection s = first_selection(N1, U1, alpha);
   std::optional<double> rate_at_budget;

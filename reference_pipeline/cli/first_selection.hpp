@@ -16,6 +16,18 @@
 
 namespace ltt::cli {
 
+// Work caps of `ltt rate` and `ltt budget` (docs/cli.md). The rate sums over about 17 standard
+// deviations of m ~ Hyp(N, N1, n), whose variance is at most min(n, N1): bounded once n or N1
+// is. The budget walks the critical path up to N1 at worst and skips over n in steps that
+// shrink with N/N1 near the target.
+inline constexpr std::int64_t max_rate_labels = std::int64_t{1} << 26;      // with N1 > 2^20
+inline constexpr std::int64_t max_first_selection = std::int64_t{1} << 20;  // budget's N1
+inline constexpr std::int64_t max_budget_pool = std::int64_t{1} << 32;      // budget's N
+inline constexpr std::int64_t max_curve_points = std::int64_t{1} << 14;     // budget's n-max
+// Within 2.2e-12 below the target the budget search steps one n at a time; nearer to 1 than
+// this, that band can hold millions of n (N = 2^32, N1 = 10, target 1: seconds).
+inline constexpr double max_budget_target = 0.999999999;
+
 struct FirstSelection {
   std::int64_t N1 = 0;
   std::int64_t U1 = 0;

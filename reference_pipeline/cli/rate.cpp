@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 
 #include <ltt/certification_rate.hpp>
 
@@ -44,6 +45,11 @@ int run_rate(const Invocation& call) {
   require_not_above(*args, "n", "N");
   const std::int64_t N = args->count("N"), N1 = args->count("N1"), U1 = args->count("U1"),
                      n = args->count("n");
+  if (n > max_rate_labels && N1 > max_first_selection)
+    throw BadInput(cat("--n: ", std::to_string(n), " exceeds the maximum ",
+                       std::to_string(max_rate_labels), " when --N1 exceeds ",
+                       std::to_string(max_first_selection),
+                       " (the work grows with the spread of m ~ Hyp(N, N1, n))"));
   const double alpha = args->real("alpha"), delta = args->real("delta");
 
   const double rate = ltt::certification_rate(N, N1, U1, n, alpha, delta);

@@ -41,12 +41,14 @@ constexpr Flag validate_flags[] = {
     {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
     {"delta", FlagKind::open_unit, "risk level", "0.1"},
     {"n", FlagKind::count, "calibration labels per draw, uniformly without replacement", "200"},
-    {"draws", FlagKind::count, "calibration draws", "2000"},
+    {"draws", FlagKind::count, "calibration draws", "2000", false, std::int64_t{1} << 20,
+     "each draw keeps an 80-byte result and takes about 25 us at n = 200"},
     {"seed", FlagKind::count, "seed; draw d uses SplitMix64 output d of it", "0"},
     {"grid", FlagKind::text, "score quantiles of the thresholds, shallow to deep",
      "0.85,0.8,0.75,0.7,0.65,0.6,0.55,0.5,0.45,0.4,0.35,0.3"},
     {"procedure", FlagKind::text, "fixed-sequence, bonferroni or holm", "fixed-sequence"},
-    {"threads", FlagKind::count, "worker threads (default: one per hardware thread)"},
+    {"threads", FlagKind::count, "worker threads (default: one per hardware thread)", {}, false,
+     256, "one operating-system thread each"},
     {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
 };
 

@@ -126,6 +126,45 @@ TEST_CASE("bad input: exit 2, nothing on stdout, one line on stderr naming the f
   check_bad_input("", "subcommand");
 }
 
+// Bounded work (docs/cli.md, "ltt rate" and "ltt budget"): a count the command cannot serve
+// in reasonable time and memory is refused at parse time with one line naming the flag and its
+// maximum; below the caps the reviewers' reproducers answer.
+TEST_CASE("ltt rate and ltt budget: counts above their maximum exit 2 before any work") {
+  check_bad_input("rate --N 9007199254740992 --N1 4503599627370496 --U1 0 --n 4503599627370496",
+                  "--n: 4503599627370496 exceeds the maximum 67108864 when --N1 exceeds 1048576");
+  check_bad_input("budget --N 8589934592 --N1 300 --U1 50 --target 0.9",
+                  "--N: 8589934592 exceeds the maximum 4294967296");
+  check_bad_input("budget --N 4294967296 --N1 2000000 --U1 50 --target 0.9",
+                  "--N1: 2000000 exceeds the maximum 1048576");
+  check_bad_input("budget --N 1e6 --N1 300 --U1 50 --target 0.9 --curve --n-max 16385",
+                  "--n-max: 16385 exceeds the maximum 16384");
+  check_bad_input("budget --N 1e6 --N1 300 --U1 50 --target 0.9 --curve",
+                  "--n-max: the curve runs to N = 1000000 by default, above the maximum 16384");
+  check_bad_input("budget --N 2000 --N1 300 --U1 50 --target 1",
+                  "--target: 1 exceeds the maximum 0.999999999");
+  const Result help = run_ltt("budget --help");
+  CHECK(help.out.find("(at most 1048576)") != std::string::npos);
+}
+
+TEST_CASE("ltt budget at N = 2^32 and ltt rate at N = 2^53 answer (the old scans ran for hours)") {
+  const Result r = run_ltt("budget --N 4294967296 --N1 300 --U1 50 --target 0.9 --json");
+  REQUIRE(r.code == 0);
+  const auto json = json_object(r.out);
+  const auto budget = ltt::label_budget(std::int64_t{1} << 32, 300, 50, 0.25, 0.1, 0.9);
+  REQUIRE(budget.has_value());
+  CHECK(json.at("budget") == std::to_string(*budget));
+
+  const Result curve = run_ltt("budget --curve --n-max 5 --N 1e9 --N1 300 --U1 50 --target 0.9");
+  REQUIRE(curve.code == 0);
+  CHECK(lines(curve.out) == 7);  // header and n = 0..5
+
+  const Result rate =
+      run_ltt("rate --N 9007199254740992 --N1 300 --U1 50 --n 4503599627370496 --json");
+  REQUIRE(rate.code == 0);
+  CHECK(number(json_object(rate.out).at("rate")) ==
+        ltt::certification_rate(std::int64_t{1} << 53, 300, 50, std::int64_t{1} << 52, 0.25, 0.1));
+}
+
 TEST_CASE("--help: usage on stdout, exit 0") {
   const Result top = run_ltt("--help");
   CHECK(top.code == 0);

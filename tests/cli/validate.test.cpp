@@ -197,6 +197,9 @@ TEST_CASE("ltt validate: bad input exits 2 naming the file:line or the flag") {
   check_bad_input(p + " --n 201", "--n: 201 must not exceed the pool size 200");
   check_bad_input(p + " --n 0", "--n");
   check_bad_input(p + " --draws 0", "--draws");
+  check_bad_input(p + " --draws 9007199254740992",
+                  "--draws: 9007199254740992 exceeds the maximum 1048576");
+  check_bad_input(p + " --threads 257", "--threads: 257 exceeds the maximum 256");
   check_bad_input(p + " --threads 0", "--threads");
   check_bad_input(p + " --procedure sidak", "--procedure: 'sidak'");
   check_bad_input(p + " --grid 0.5,0.6", "--grid: 0.6 is not below 0.5");

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <optional>
@@ -304,6 +306,79 @@ TEST_CASE("label_budget: true nulls, n = N, and trivial targets") {
   CHECK(ltt::certification_rate(1000000, 150000, 30000, *n, 0.25, 0.1) >= 0.9);
   CHECK(ltt::certification_rate(1000000, 150000, 30000, *n - 1, 0.25, 0.1) < 0.9);
   MESSAGE("label_budget(N=1e6, N1=1.5e5, U1=3e4, alpha .25, delta .1, target .9) = " << *n);
+}
+
+// label_budget skips the n its bounds prove below the target (docs/certification_rate.md); the
+// scan of every n (detail::label_budget_by_scan, the old algorithm) is the definition. They
+// must agree exactly: on random pools with the paper's targets, on targets equal to a rate of
+// the curve and one ulp either side (ties, where the margin decides), on sawtooth pools, and on
+// nullopt cases (true nulls with a target at most delta, which the shortcut does not catch).
+TEST_CASE("label_budget equals the scan of every n") {
+  std::mt19937_64 rng(20260213);
+  int checked = 0, none = 0, ties = 0;
+  const auto compare = [&](std::int64_t N, std::int64_t N1, std::int64_t U1, double alpha,
+                           double delta, double target) {
+    const auto expected = ltt::detail::label_budget_by_scan(N, N1, U1, alpha, delta, target);
+    const auto got = ltt::label_budget(N, N1, U1, alpha, delta, target);
+    ++checked;
+    if (!expected) ++none;
+    CHECK_MESSAGE(got == expected, "N=" << N << " N1=" << N1 << " U1=" << U1 << " alpha="
+                                        << alpha << " delta=" << delta << " target="
+                                        << std::setprecision(17) << target << " got="
+                                        << (got ? *got : -1) << " scan="
+                                        << (expected ? *expected : -1));
+  };
+  const double alphas[] = {0.05, 0.1, 0.25, 0.4}, deltas[] = {0.05, 0.1, 0.2, 0.5};
+  for (int pool = 0; pool < 240; ++pool) {
+    // Small pools, mid pools, and pools much larger than S_1 (where n moves M by N1/N).
+    const std::int64_t N_cap = pool % 3 == 0 ? 60 : pool % 3 == 1 ? 600 : 4000;
+    const std::int64_t N = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(N_cap));
+    std::int64_t N1 = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(N + 1));
+    if (pool % 7 == 0) N1 = N;
+    if (pool % 11 == 0) N1 = std::min<std::int64_t>(N, 1 + N1 / 20);
+    const double alpha = alphas[rng() % 4], delta = deltas[rng() % 4];
+    const std::int64_t U = ltt::null_boundary(N1, alpha);
+    const std::int64_t U1 =
+        std::min<std::int64_t>(N1, static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(U + 2)));
+    for (double target : {0.01, 0.05, 0.1, 0.3, 0.5, 0.61, 0.9, 0.99, 0.999, 1.0 - 1e-9, 1.0})
+      compare(N, N1, U1, alpha, delta, target);
+    // Targets on the curve itself: the first n reaching rate(n0) exactly, or one ulp above it.
+    const auto curve = ltt::certification_rate_curve(N, N1, U1, alpha, delta, N);
+    for (int i = 0; i < 4; ++i) {
+      const double r = curve[static_cast<std::size_t>(rng() % curve.size())];
+      for (double target : {r, std::nextafter(r, 2.0), std::nextafter(r, -1.0)})
+        if (target > 0.0 && target <= 1.0) {
+          compare(N, N1, U1, alpha, delta, target);
+          ++ties;
+        }
+    }
+  }
+  // Sawtooth pools (the rate falls after a jump of k_max) and true nulls below delta.
+  for (const auto& [N, N1, U1] : std::initializer_list<std::tuple<std::int64_t, std::int64_t,
+                                                                  std::int64_t>>{
+           {2000, 300, 50}, {2000, 300, 75}, {2000, 300, 76}, {5000, 40, 9}, {3000, 3000, 700},
+           {40, 6, 1}, {4000, 17, 4}})
+    for (double target : {0.02, 0.05, 0.08, 0.0999, 0.1, 0.25, 0.5, 0.9})
+      compare(N, N1, U1, 0.25, 0.1, target);
+  MESSAGE("label_budget against the scan: " << checked << " cases (" << none << " nullopt, "
+                                            << ties << " targets on the curve)");
+}
+
+// Pools far larger than S_1: the old scan visited every n (about 1.5e9 here); the answer must
+// still be the first n whose rate reaches the target, checked at the answer and before it
+// with certification_rate (whose path starts at the window, not at m = 0: equal to 1e-12).
+TEST_CASE("label_budget at N = 2^32 and 2^53") {
+  for (const std::int64_t N : {std::int64_t{1} << 32, std::int64_t{1} << 53})
+    for (const double target : {0.5, 0.9, 0.999999}) {
+      // At N/N1 = 3e13 the rate climbs by about 1e-20 per n near 0.999999: the band within
+      // the margin below the target alone holds about 1e8 n (docs/certification_rate.md).
+      if (N == std::int64_t{1} << 53 && target > 0.9) continue;
+      const auto n = ltt::label_budget(N, 300, 50, 0.25, 0.1, target);
+      REQUIRE(n.has_value());
+      CHECK(ltt::certification_rate(N, 300, 50, *n, 0.25, 0.1) >= target - tolerance);
+      CHECK(ltt::certification_rate(N, 300, 50, *n - 1, 0.25, 0.1) < target + tolerance);
+    }
+  CHECK(!ltt::label_budget(std::int64_t{1} << 32, 300, 76, 0.25, 0.1, 0.099).has_value());
 }
 
 TEST_CASE("dichotomy (i): a true first null certifies at most delta at every n") {
