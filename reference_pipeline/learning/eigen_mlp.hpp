@@ -18,9 +18,9 @@
 // add up over chunks. No allocation happens after construction unless a larger chunk is asked for.
 //
 // Determinism. Single-threaded (the target defines EIGEN_DONT_PARALLELIZE); the chunking depends
-// only on chunk_rows and the minibatch, so a seed gives the same bytes on every run on the same
-// CPU and build. (Eigen sizes its GEMM blocks from the CPU's cache sizes, so a different CPU
-// may round differently.)
+// only on chunk_rows and the minibatch, and the product blocking Eigen would size from the CPU's
+// caches is fixed (fix_eigen_blocking in eigen_mlp.cpp), so a seed gives the same bytes on every
+// run of the same build on any CPU it runs on (the portable build: any x86-64-v3 CPU).
 
 #include "learning/adam.hpp"
 #include "learning/mlp.hpp"
