@@ -36,19 +36,9 @@ SafetyValue train_safety_value(std::span<const float> observations, std::int64_t
   const std::int64_t rows = detail::table_rows(fn, "observations", observations, "obs_dim", obs_dim);
   if (!(options.held_out_fraction >= 0.0 && options.held_out_fraction < 1.0))
     invalid(fn, "options.held_out_fraction", show(options.held_out_fraction), "must lie in [0, 1)");
-  detail::require_at_least(fn, "pairs.segment_length", pairs.segment_length, 1);
-  if (pairs.preferred.size() != pairs.rejected.size())
-    invalid(fn, "pairs.rejected.size()", show(detail::ssize(pairs.rejected.size())),
-            "must equal pairs.preferred.size() = " + show(detail::ssize(pairs.preferred.size())));
+  detail::check_pairs(fn, pairs, rows);
   const auto P = detail::ssize(pairs.preferred.size());
   const std::int64_t H = pairs.segment_length;
-  for (std::int64_t i = 0; i < P; ++i)
-    for (const std::int64_t first : {pairs.preferred[static_cast<std::size_t>(i)],
-                                     pairs.rejected[static_cast<std::size_t>(i)]})
-      if (first < 0 || first > rows - H)
-        invalid(fn, "pairs[" + std::to_string(i) + "]", "first row " + show(first),
-                "must lie in [0, rows - H] = [0, " + show(rows - H) + "] (segments of H = " +
-                    show(H) + " of " + show(rows) + " rows)");
 
   // The held-out split: a seeded permutation, its first floor(f P) pairs kept aside.
   std::vector<std::int64_t> order(static_cast<std::size_t>(P));

@@ -18,24 +18,6 @@ namespace {
 using detail::invalid;
 using detail::show;
 
-// Checks the pairs against a table of `rows` states.
-void check_pairs(std::string_view fn, const SegmentPairs& pairs, std::int64_t rows) {
-  detail::require_at_least(fn, "pairs.segment_length", pairs.segment_length, 1);
-  if (pairs.preferred.size() != pairs.rejected.size())
-    invalid(fn, "pairs.rejected.size()", show(detail::ssize(pairs.rejected.size())),
-            "must equal pairs.preferred.size() = " + show(detail::ssize(pairs.preferred.size())));
-  detail::require_at_least(fn, "pairs.preferred.size()", detail::ssize(pairs.preferred.size()), 1);
-  const std::int64_t last = rows - pairs.segment_length;
-  for (const auto* side : {&pairs.preferred, &pairs.rejected})
-    for (std::size_t i = 0; i < side->size(); ++i)
-      if ((*side)[i] < 0 || (*side)[i] > last)
-        invalid(fn, std::string(side == &pairs.preferred ? "pairs.preferred" : "pairs.rejected") +
-                        "[" + std::to_string(i) + "]",
-                show((*side)[i]),
-                "must lie in [0, rows - H] = [0, " + show(last) + "] (a segment of H = " +
-                    show(pairs.segment_length) + " rows of " + show(rows) + ")");
-}
-
 // Copies pairs order[first, first + count) into batch: per pair H preferred rows, H others.
 void gather_pairs(std::span<const float> states, std::int64_t obs_dim, const SegmentPairs& pairs,
                   std::span<const std::int64_t> order, std::vector<float>& batch) {
@@ -72,6 +54,24 @@ void check_ensemble(std::string_view fn, const ValueEnsemble& ensemble, std::int
 
 }  // namespace
 
+// Checks the pairs against a table of `rows` states.
+void detail::check_pairs(std::string_view fn, const SegmentPairs& pairs, std::int64_t rows) {
+  detail::require_at_least(fn, "pairs.segment_length", pairs.segment_length, 1);
+  if (pairs.preferred.size() != pairs.rejected.size())
+    invalid(fn, "pairs.rejected.size()", show(detail::ssize(pairs.rejected.size())),
+            "must equal pairs.preferred.size() = " + show(detail::ssize(pairs.preferred.size())));
+  detail::require_at_least(fn, "pairs.preferred.size()", detail::ssize(pairs.preferred.size()), 1);
+  const std::int64_t last = rows - pairs.segment_length;
+  for (const auto* side : {&pairs.preferred, &pairs.rejected})
+    for (std::size_t i = 0; i < side->size(); ++i)
+      if ((*side)[i] < 0 || (*side)[i] > last)
+        invalid(fn, std::string(side == &pairs.preferred ? "pairs.preferred" : "pairs.rejected") +
+                        "[" + std::to_string(i) + "]",
+                show((*side)[i]),
+                "must lie in [0, rows - H] = [0, " + show(last) + "] (a segment of H = " +
+                    show(pairs.segment_length) + " rows of " + show(rows) + ")");
+}
+
 SegmentPairs segment_pairs(const curation::PreferencePairs& pairs, std::span<const std::int64_t> offsets,
                            std::int64_t segment_length) {
   constexpr std::string_view fn = "ltt::learning::segment_pairs";
@@ -103,7 +103,7 @@ ValueTrainingResult train_value_ensemble(std::span<const float> states, std::int
                                          const Backend& backend) {
   constexpr std::string_view fn = "ltt::learning::train_value_ensemble";
   const std::int64_t rows = detail::table_rows(fn, "states", states, "obs_dim", obs_dim);
-  check_pairs(fn, pairs, rows);
+  detail::check_pairs(fn, pairs, rows);
   detail::require_at_least(fn, "options.members", options.members, 1);
   detail::require_at_least(fn, "options.epochs", options.epochs, 0);
   detail::require_at_least(fn, "options.batch_pairs", options.batch_pairs, 1);
@@ -193,7 +193,7 @@ PairEvaluation evaluate_pairs(const ValueEnsemble& ensemble, std::span<const flo
                               const SegmentPairs& pairs, const Backend& backend) {
   constexpr std::string_view fn = "ltt::learning::evaluate_pairs";
   const std::int64_t rows = detail::table_rows(fn, "states", states, "obs_dim", obs_dim);
-  check_pairs(fn, pairs, rows);
+  detail::check_pairs(fn, pairs, rows);
   check_ensemble(fn, ensemble, obs_dim);
   const auto P = detail::ssize(pairs.preferred.size());
   std::vector<std::int64_t> order(static_cast<std::size_t>(P));

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace ltt::learning {
@@ -101,5 +102,11 @@ struct PairEvaluation {
 PairEvaluation evaluate_pairs(const ValueEnsemble& ensemble, std::span<const float> states,
                               std::int64_t obs_dim, const SegmentPairs& pairs,
                               const Backend& backend = eigen_backend());
+
+namespace detail {
+// Throws std::invalid_argument (for `fn`) unless the pairs are well formed against a table of
+// `rows` states: equal counts, at least one pair, every segment inside the table.
+void check_pairs(std::string_view fn, const SegmentPairs& pairs, std::int64_t rows);
+}  // namespace detail
 
 }  // namespace ltt::learning

@@ -165,6 +165,6 @@ TEST_CASE("train_safety_value: argument checks name the parameter") {
   lrn::SegmentPairs bad = pairs;
   bad.rejected[3] = static_cast<std::int64_t>(pool.step_costs.size());
   o.held_out_fraction = 0.1;
-  check_throws_naming([&] { lrn::train_safety_value(pool.states, obs_dim, bad, o); }, "pairs[3]");
+  check_throws_naming([&] { lrn::train_safety_value(pool.states, obs_dim, bad, o); }, "pairs.rejected[3]");
   check_throws_naming([&] { lrn::train_safety_value(pool.states, 0, pairs, o); }, "obs_dim");
 }
