@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +29,23 @@ struct Aggregator {
   Aggregation kind = Aggregation::mean;
   double percentile = 10.0;  // in percent, [0, 100]; read only when kind == percentile
 };
+
+// The names the program's --aggregation and the Python module's aggregation= take.
+constexpr std::string_view aggregation_name(Aggregation kind) {
+  switch (kind) {
+    case Aggregation::mean: return "mean";
+    case Aggregation::minimum: return "minimum";
+    case Aggregation::percentile: return "percentile";
+  }
+  return "?";
+}
+
+// The aggregation called `name`; nullopt for a name other than mean, minimum, percentile.
+constexpr std::optional<Aggregation> aggregation_named(std::string_view name) {
+  for (const Aggregation kind : {Aggregation::mean, Aggregation::minimum, Aggregation::percentile})
+    if (name == aggregation_name(kind)) return kind;
+  return std::nullopt;
+}
 
 namespace detail {
 

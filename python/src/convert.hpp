@@ -149,16 +149,12 @@ inline ltt::Procedure procedure_from_name(const std::string& name, std::string_v
 inline ltt::curation::Aggregator aggregator_from_name(const std::string& name, double percentile,
                                                       std::string_view fn) {
   namespace cur = ltt::curation;
-  cur::Aggregator a;
-  if (name == "mean")
-    a.kind = cur::Aggregation::mean;
-  else if (name == "minimum")
-    a.kind = cur::Aggregation::minimum;
-  else if (name == "percentile")
-    a.kind = cur::Aggregation::percentile;
-  else
+  const std::optional<cur::Aggregation> kind = cur::aggregation_named(name);
+  if (!kind)
     throw py::value_error(prefix(fn, "aggregation") + " = '" + name +
                           "' must be 'mean', 'minimum' or 'percentile'");
+  cur::Aggregator a;
+  a.kind = *kind;
   a.percentile = percentile;
   return a;
 }

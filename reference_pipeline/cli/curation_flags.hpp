@@ -67,14 +67,10 @@ inline std::vector<double> grid_quantiles(std::string_view text) {
 inline curation::Aggregator read_aggregator(const Arguments& args, std::string& name) {
   curation::Aggregator a;
   name = args.text("aggregation");
-  if (name == "mean")
-    a.kind = curation::Aggregation::mean;
-  else if (name == "minimum")
-    a.kind = curation::Aggregation::minimum;
-  else if (name == "percentile")
-    a.kind = curation::Aggregation::percentile;
-  else
+  const std::optional<curation::Aggregation> kind = curation::aggregation_named(name);
+  if (!kind)
     throw BadInput(cat("--aggregation: ", in_quotes(name), " is not one of mean, minimum, percentile"));
+  a.kind = *kind;
   if (args.given("percentile") && a.kind != curation::Aggregation::percentile)
     throw BadInput("--percentile needs --aggregation percentile");
   a.percentile = real_in_range("percentile", args.text("percentile"), 0.0, 100.0, "in [0, 100]");

@@ -79,3 +79,13 @@ TEST_CASE("score aggregation: invalid input names the parameter") {
   check_throws_naming([&] { cur::trajectory_scores(values, std::vector<std::int64_t>{0, 2, 1, 3}); }, "offsets[2]");
   check_throws_naming([&] { cur::trajectory_scores(values, std::vector<std::int64_t>{0}); }, "offsets.size()");
 }
+
+TEST_CASE("aggregation names: every kind round-trips, other names are refused") {
+  for (const cur::Aggregation kind :
+       {cur::Aggregation::mean, cur::Aggregation::minimum, cur::Aggregation::percentile})
+    CHECK(cur::aggregation_named(cur::aggregation_name(kind)) == kind);
+  CHECK(cur::aggregation_name(cur::Aggregation::percentile) == "percentile");
+  CHECK_FALSE(cur::aggregation_named("median").has_value());
+  CHECK_FALSE(cur::aggregation_named("Mean").has_value());
+  CHECK_FALSE(cur::aggregation_named("").has_value());
+}
