@@ -20,7 +20,8 @@
 // Determinism. Single-threaded (the target defines EIGEN_DONT_PARALLELIZE); the chunking depends
 // only on chunk_rows and the minibatch, and the product blocking Eigen would size from the CPU's
 // caches is fixed (fix_eigen_blocking in eigen_mlp.cpp), so a seed gives the same bytes on every
-// run of the same build on any CPU it runs on (the portable build: any x86-64-v3 CPU).
+// run of the same build on the same CPU model. (Across CPU vendors Adam's float sqrt() still
+// differs: under EIGEN_FAST_MATH it is RSQRTPS plus a Newton step; docs/learning.md.)
 
 #include "learning/adam.hpp"
 #include "learning/mlp.hpp"
