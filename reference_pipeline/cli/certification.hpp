@@ -454,12 +454,11 @@ inline void write_pool_selection(const std::string& file, SelectionFormat format
     data::write_npy(file, data::make_array(mask));
     return;
   }
+  // Each id exactly as the pool spells it (a CSV field, quoted if it must be).
   std::string text;
   text.reserve(written.size() * 8);
-  char buf[24];
   for (const std::int64_t p : written) {
-    const auto r = std::to_chars(buf, buf + sizeof buf, pool.pool.id[static_cast<std::size_t>(p)]);
-    text.append(buf, r.ptr);
+    text += csv_field(pool.id_of(p));
     text.push_back('\n');
   }
   data::write_stream_atomically(file, [&](std::ostream& out) {

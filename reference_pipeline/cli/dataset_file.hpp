@@ -38,7 +38,6 @@ inline PoolFile dataset_pool(const data::DsrlPool& dataset, const std::string& n
   f.name = name;
   f.source = PoolSource::dataset;
   f.pool = data::episode_pool(dataset);
-  detail::index_ids(f);
   return f;
 }
 
@@ -67,12 +66,13 @@ inline std::vector<double> read_episode_scores(const std::string& path, const Po
   std::vector<double> score(E, 0.0);
   std::vector<std::int64_t> line_of(E, 0);
   for (CsvRecord row; csv.next(row);) {
-    const std::int64_t id = integer_field(csv, row, id_column, "id");
+    const std::string_view id = row.fields[id_column];
+    if (id.empty()) csv.fail(row.line, "id is missing");
     const std::optional<std::int64_t> position = pool.position_of(id);
     if (!position) csv.fail(row.line, pool.not_in(id));
     const auto p = static_cast<std::size_t>(*position);
     if (line_of[p] != 0)
-      csv.fail(row.line, cat("episode ", std::to_string(id), " is scored twice (also on line ",
+      csv.fail(row.line, cat("episode ", std::to_string(*position), " is scored twice (also on line ",
                              std::to_string(line_of[p]), ")"));
     line_of[p] = row.line;
     score[p] = finite_field(csv, row, score_column, "score");

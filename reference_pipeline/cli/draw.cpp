@@ -69,20 +69,26 @@ int run_draw(const Invocation& call) {
   if (n > pool.size())
     throw BadInput(cat("--n: ", std::to_string(n), " must not exceed the pool size ",
                        std::to_string(pool.size()), " (", pool.name, ")"));
-  std::vector<std::int64_t> ids;
-  for (const std::int64_t p : curation::draw_calibration(pool.size(), n, seed))
-    ids.push_back(pool.pool.id[static_cast<std::size_t>(p)]);
+  const std::vector<std::int64_t> drawn = curation::draw_calibration(pool.size(), n, seed);
 
+  // The ids exactly as the pool spells them (CSV fields, quoted if they must be).
   std::ostringstream lines;
-  for (const std::int64_t id : ids) lines << id << '\n';
+  for (const std::int64_t p : drawn) lines << csv_field(pool.id_of(p)) << '\n';
   if (out)
     data::write_stream_atomically(*out, [&](std::ostream& o) { o << "id\n" << lines.str(); });
   if (args->flag("json")) {
     JsonWriter json(call.out);
     json.begin_object().field("pool", pool.name).field("pool_size", pool.size()).field("n", n);
     json.field("seed", static_cast<std::int64_t>(seed)).field("out", out);
+    // Numbers when every id of the pool is an integer, strings otherwise: one type per array.
+    const bool numbers = pool.integer_ids();
     json.key("ids").begin_array();
-    for (const std::int64_t id : ids) json.value(id);
+    for (const std::int64_t p : drawn) {
+      if (numbers)
+        json.value(*PoolFile::integer_id(pool.id_of(p)));
+      else
+        json.value(pool.id_of(p));
+    }
     json.end_array().end_object();
     call.out << '\n';
   } else if (out) {

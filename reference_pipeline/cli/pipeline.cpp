@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -47,21 +48,30 @@ constexpr Flag pipeline_flags[] = {
      "output directory (created if missing): report.json, report.md, *.svg, seed-S/ artifacts",
      {}, true},
     {"preset", FlagKind::text, "demo (minutes), paper (the paper's hyperparameters) or tiny", "demo"},
-    {"seeds", FlagKind::count, "run seeds 1..S (default: 1 for demo and tiny, 5 for paper)"},
-    {"episodes", FlagKind::count, "behavior pool size (corridor: trajectories per horizon)"},
+    {"seeds", FlagKind::count, "run seeds 1..S (default: 1 for demo and tiny, 5 for paper)", {},
+     false, 1000, "each seed trains and evaluates every method: minutes per seed"},
+    {"episodes", FlagKind::count, "behavior pool size (corridor: trajectories per horizon)", {},
+     false, 100000, "the pool is held in memory, about 0.1 MB per 200-step episode"},
     {"pool-seed", FlagKind::count, "seed of the behavior pool, shared by all seeds", "1"},
     {"dataset", FlagKind::text, "a DSRL file (HDF5 or .npy directory) of the task instead of a generated pool"},
-    {"pairs", FlagKind::count, "preference pairs"},
-    {"segment", FlagKind::count, "segment length H"},
-    {"members", FlagKind::count, "value ensemble size K"},
-    {"value-epochs", FlagKind::count, "value training epochs"},
-    {"policy-epochs", FlagKind::count, "behavior cloning epochs"},
+    {"pairs", FlagKind::count, "preference pairs", {}, false, 1048576,
+     "each pair holds 2H states in memory"},
+    {"segment", FlagKind::count, "segment length H (at most the task's horizon)"},
+    {"members", FlagKind::count, "value ensemble size K", {}, false, 64,
+     "each member is a network trained on every pair"},
+    {"value-epochs", FlagKind::count, "value training epochs", {}, false, 100000,
+     "the time grows linearly with the epochs"},
+    {"policy-epochs", FlagKind::count, "behavior cloning epochs", {}, false, 100000,
+     "the time grows linearly with the epochs, for every method"},
     {"n", FlagKind::count, "calibration labels"},
     {"alpha", FlagKind::open_unit, "target unsafe fraction of the selection", "0.25"},
     {"delta", FlagKind::open_unit, "risk level of the certificate and the policy bounds", "0.1"},
-    {"eval-episodes", FlagKind::count, "evaluation episodes per policy (corridor: rollouts)"},
-    {"validation-draws", FlagKind::count, "fresh calibration draws of the guarantee check (default 2000)"},
-    {"threads", FlagKind::count, "policies trained at once and ensemble members", "2"},
+    {"eval-episodes", FlagKind::count, "evaluation episodes per policy (corridor: rollouts)", {},
+     false, 100000, "every method's policy runs each episode to the horizon"},
+    {"validation-draws", FlagKind::count, "fresh calibration draws of the guarantee check (default 2000)",
+     {}, false, std::int64_t{1} << 20, "as ltt validate --draws"},
+    {"threads", FlagKind::count, "policies trained at once and ensemble members", "2", false, 256,
+     "one operating-system thread each"},
     {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
     {"raw-observations", FlagKind::boolean,
      "train the value, the clones and the labels-only classifier on raw observations (default: "
@@ -83,15 +93,18 @@ constexpr Command pipeline_command{
 // Fails before any work on an --out that cannot be a directory we write into: a file in its
 // place, or an existing ancestor that is not a writable directory. Creates the directory (and
 // missing parents, like mkdir -p); the report's files come only at the end.
-std::filesystem::path prepare_out(const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path out(text);
+// --out is checked before the other flags and created once they all hold, before the run: a
+// directory that cannot exist fails before the work, and bad input leaves nothing behind.
+std::filesystem::path checked_out(const std::string& text) {
+  const std::filesystem::path out(text);
   check_directory_creatable(out);
-  // Created now (empty), so a directory that cannot exist fails here rather than after the run.
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw BadInput(cat("--out: cannot create ", in_quotes(text), ": ", ec.message()));
   return out;
+}
+
+void create_out(const std::filesystem::path& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw BadInput(cat("--out: cannot create ", in_quotes(out.string()), ": ", ec.message()));
 }
 
 // Each file atomically; `name` may hold a subdirectory ("seed-1/scores.npy").
@@ -415,11 +428,19 @@ std::string corridor_report_markdown(const pl::CorridorStudy& study) {
   return md.str();
 }
 
+// A count flag that must be at least 1, when given.
+std::optional<std::int64_t> positive_count(const Arguments& args, std::string_view flag) {
+  const auto v = args.optional_count(flag);
+  if (v && *v < 1) throw BadInput(cat("--", flag, ": 0 must be at least 1"));
+  return v;
+}
+
 int run_corridor(const Invocation& call, const Arguments& args, const std::filesystem::path& out) {
   pl::CorridorStudyOptions options;
-  if (const auto e = args.optional_count("episodes")) options.trajectories = *e;
-  if (const auto e = args.optional_count("eval-episodes")) options.episodes = *e;
+  if (const auto e = positive_count(args, "episodes")) options.trajectories = *e;
+  if (const auto e = positive_count(args, "eval-episodes")) options.episodes = *e;
   options.seed = static_cast<std::uint64_t>(args.count("pool-seed"));
+  create_out(out);
   const auto started = std::chrono::steady_clock::now();
   const pl::CorridorStudy study = pl::run_corridor_study(
       options, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
@@ -443,37 +464,53 @@ int run_pipeline(const Invocation& call) {
   const auto args = parse_or_help(pipeline_command, call);
   if (!args) return 0;
   const std::string& task = args->text("task");
-  const std::filesystem::path out = prepare_out(args->text("out"));
+  const std::filesystem::path out = checked_out(args->text("out"));
   if (task == "corridor") return run_corridor(call, *args, out);
   (void)pl::task_named(task);  // an unknown name fails here, naming the tasks
   pl::PipelineOptions o = pl::preset_options(args->text("preset"), task);
-  const auto positive = [&](std::string_view flag) -> std::optional<std::int64_t> {
-    const auto v = args->optional_count(flag);
-    if (v && *v < 1) throw BadInput(cat("--", flag, ": 0 must be at least 1"));
-    return v;
-  };
+  const auto positive = [&](std::string_view flag) { return positive_count(*args, flag); };
   if (const auto s = positive("seeds")) {
     o.seeds.clear();
     for (std::int64_t i = 1; i <= *s; ++i) o.seeds.push_back(static_cast<std::uint64_t>(i));
   }
   if (const auto v = positive("episodes")) o.episodes = *v;
   o.pool_seed = static_cast<std::uint64_t>(args->count("pool-seed"));
+  std::optional<data::DsrlPool> layout;  // a --dataset's episodes
   if (args->has("dataset")) {
     // Read the layout now, so a bad file fails with one line before any progress is shown.
     const std::string& file = args->text("dataset");
-    const data::DsrlPool layout = data::load_dsrl_pool(file);
+    layout = data::load_dsrl_pool(file);
     const pl::Task& t = pl::task_named(task);
-    if (layout.observation_dim != t.observation_dim || layout.action_dim != t.action_dim)
+    if (layout->observation_dim != t.observation_dim || layout->action_dim != t.action_dim)
       throw BadInput(cat("--dataset: ", in_quotes(file), " has observations of ",
-                         std::to_string(layout.observation_dim), " and actions of ",
-                         std::to_string(layout.action_dim), " dims; task ", task, " needs ",
+                         std::to_string(layout->observation_dim), " and actions of ",
+                         std::to_string(layout->action_dim), " dims; task ", task, " needs ",
                          std::to_string(t.observation_dim), " and ",
                          std::to_string(t.action_dim)));
     o.dataset = file;
-    o.episodes = layout.size();
+    o.episodes = layout->size();
   }
   if (const auto v = positive("pairs")) o.pairs.pairs = *v;
   if (const auto v = positive("segment")) o.pairs.segment_length = *v;
+  // A segment is H consecutive states of one episode, and pairs need two episodes that long:
+  // checked here, before the pool is generated, against the task's horizon or the dataset.
+  if (layout) {
+    std::int64_t eligible = 0, longest = 0;
+    for (const data::Episode& e : layout->episodes) {
+      eligible += e.length >= o.pairs.segment_length ? 1 : 0;
+      longest = std::max(longest, e.length);
+    }
+    if (eligible < 2)
+      throw BadInput(cat("--segment: ", std::to_string(o.pairs.segment_length),
+                         " leaves fewer than 2 episodes of at least that many steps in ",
+                         in_quotes(o.dataset->string()), " (the longest has ",
+                         std::to_string(longest), ")"));
+  } else if (const std::int64_t horizon = pl::task_named(task).horizon;
+             o.pairs.segment_length > horizon) {
+    throw BadInput(cat("--segment: ", std::to_string(o.pairs.segment_length),
+                       " exceeds the task's horizon ", std::to_string(horizon),
+                       " (a segment is H consecutive states of one episode)"));
+  }
   if (const auto v = positive("members")) o.value.members = *v;
   if (const auto v = positive("value-epochs")) o.value.epochs = *v;
   if (const auto v = positive("policy-epochs")) o.policy.epochs = *v;
@@ -506,6 +543,7 @@ int run_pipeline(const Invocation& call) {
       if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
     }
   } const cleanup{o.keep_pool ? std::filesystem::path{} : o.scratch};
+  create_out(out);
   const pl::PipelineResult result = pl::run_pipeline(
       o, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
   const std::string json = report_json(result);

@@ -4,9 +4,11 @@
 // aggregate into scores. Each reader checks what the curation headers would refuse, and says
 // where: `pool.csv:17: score 'nan' is not a finite number`.
 //
-//   pool      CSV with a header holding at least id (an integer) and score; optional return,
-//             cost (finite numbers) and length (an integer >= 0); any order, other columns
-//             ignored. Or a .npy file holding a one-dimensional float64 (or float32) array of
+//   pool      CSV with a header holding at least id and score; optional return, cost (finite
+//             numbers) and length (an integer >= 0); any order, other columns ignored. An id
+//             is any non-empty text ("traj01391", "ep-0007", "17"), unique in the pool, and
+//             is written back exactly as read; ids that read as integers are compared as
+//             integers ("007" and "7" are one id), others byte for byte. Or a .npy file holding a one-dimensional float64 (or float32) array of
 //             scores, the trajectory at row i having id i. A DSRL dataset is a pool too
 //             (dataset_file.hpp): one trajectory per episode, id = episode index.
 //   labels    CSV id,unsafe (unsafe 0 or 1), other columns ignored; every id in the pool, none
@@ -15,15 +17,16 @@
 //             interleaved with others; every pool trajectory needs at least one state.
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -46,9 +49,12 @@ enum class PoolSource { csv, npy, dataset };
 struct PoolFile {
   std::string name;                 // the file as the user typed it
   PoolSource source = PoolSource::csv;
-  curation::TrajectoryPool pool;    // score is empty until the scores are read
+  // Score is empty until the scores are read. The library's ids are the CSV rows' positions
+  // (a CSV's ids are text) or the .npy rows' and episodes' indices.
+  curation::TrajectoryPool pool;
   std::vector<std::int64_t> line;   // CSV line of each trajectory (empty otherwise)
-  std::vector<std::int64_t> by_id;  // pool positions in ascending id order
+  std::vector<std::string> id_text; // CSV: each trajectory's id as written (empty otherwise)
+  std::unordered_map<std::string, std::int64_t> position_by_key;  // CSV: id_key -> position
 
   std::int64_t size() const { return static_cast<std::int64_t>(pool.id.size()); }
   bool npy() const { return source == PoolSource::npy; }
@@ -64,53 +70,62 @@ struct PoolFile {
     return cat(name, ":", std::to_string(line[static_cast<std::size_t>(position)]));
   }
 
-  // "id 7 is not in the pool pool.csv", or for a dataset "id 400 is not an episode of
-  // CarCircle.hdf5 (400 episodes, 0 to 399)".
-  std::string not_in(std::int64_t id) const {
-    if (source == PoolSource::dataset)
-      return cat("id ", std::to_string(id), " is not an episode of ", name, " (",
-                 std::to_string(size()), " episodes, 0 to ", std::to_string(size() - 1), ")");
-    return cat("id ", std::to_string(id), " is not in the pool ", name);
+  // The id of the trajectory at `position` as the user wrote it (a row or episode index for
+  // .npy and dataset pools).
+  std::string id_of(std::int64_t position) const {
+    const auto p = static_cast<std::size_t>(position);
+    return source == PoolSource::csv ? id_text[p] : std::to_string(pool.id[p]);
   }
 
-  std::optional<std::int64_t> position_of(std::int64_t id) const {
-    const auto it = std::lower_bound(
-        by_id.begin(), by_id.end(), id,
-        [&](std::int64_t p, std::int64_t x) { return pool.id[static_cast<std::size_t>(p)] < x; });
-    if (it == by_id.end() || pool.id[static_cast<std::size_t>(*it)] != id) return std::nullopt;
-    return *it;
+  // True when every id reads as an integer (JSON output then writes ids as numbers).
+  bool integer_ids() const {
+    return source != PoolSource::csv ||
+           std::all_of(id_text.begin(), id_text.end(),
+                       [](const std::string& id) { return integer_id(id).has_value(); });
+  }
+
+  // "id 7 is not in the pool pool.csv", or for a dataset "id 400 is not an episode of
+  // CarCircle.hdf5 (400 episodes, 0 to 399)".
+  std::string not_in(std::string_view id) const {
+    if (source == PoolSource::dataset)
+      return cat("id ", id, " is not an episode of ", name, " (", std::to_string(size()),
+                 " episodes, 0 to ", std::to_string(size() - 1), ")");
+    return cat("id ", id, " is not in the pool ", name);
+  }
+
+  // The position of the trajectory whose id is `id` (as written in another file).
+  std::optional<std::int64_t> position_of(std::string_view id) const {
+    if (source == PoolSource::csv) {
+      const auto it = position_by_key.find(id_key(id));
+      if (it == position_by_key.end()) return std::nullopt;
+      return it->second;
+    }
+    // .npy rows and episodes: the id is the index (episode_pool numbers episodes from 0).
+    const std::optional<std::int64_t> index = integer_id(id);
+    if (!index || *index < 0 || *index >= size() ||
+        pool.id[static_cast<std::size_t>(*index)] != *index)
+      return std::nullopt;
+    return *index;
+  }
+
+  // An id as an integer, when it reads as one ("17", "+17", "-3", "007"); nullopt for a name.
+  static std::optional<std::int64_t> integer_id(std::string_view id) {
+    std::string_view body = id;
+    if (body.size() > 1 && body.front() == '+' && body[1] != '-') body.remove_prefix(1);
+    std::int64_t x = 0;
+    const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), x);
+    if (ec != std::errc{} || end != body.data() + body.size()) return std::nullopt;
+    return x;
+  }
+
+  // The key two spellings of one id share: an integer's decimal form, or a name's bytes. A
+  // name never reads as an integer, so the two kinds of key cannot meet.
+  static std::string id_key(std::string_view id) {
+    const std::optional<std::int64_t> x = integer_id(id);
+    return x ? std::to_string(*x) : std::string(id);
   }
 };
 
-namespace detail {
-
-// Orders the positions by id and refuses a repeated id, naming both lines. Ids that already
-// ascend (the common case) need no sort.
-inline void index_ids(PoolFile& f) {
-  const std::vector<std::int64_t>& id = f.pool.id;
-  f.by_id.resize(id.size());
-  for (std::size_t i = 0; i < id.size(); ++i) f.by_id[i] = static_cast<std::int64_t>(i);
-  if (std::adjacent_find(id.begin(), id.end(), std::greater_equal<>()) == id.end()) return;
-  std::sort(f.by_id.begin(), f.by_id.end(), [&](std::int64_t a, std::int64_t b) {
-    const auto ia = id[static_cast<std::size_t>(a)], ib = id[static_cast<std::size_t>(b)];
-    return ia != ib ? ia < ib : a < b;
-  });
-  // Each run of equal ids starts with the id's first line; report the run whose second
-  // member, the first repeat, comes earliest in the file.
-  std::optional<std::size_t> worst;
-  for (std::size_t s = 1; s < f.by_id.size(); ++s) {
-    const auto at = [&](std::size_t t) { return id[static_cast<std::size_t>(f.by_id[t])]; };
-    if (at(s) != at(s - 1) || (s >= 2 && at(s - 2) == at(s))) continue;
-    if (!worst || f.by_id[s] < f.by_id[*worst]) worst = s;
-  }
-  if (!worst) return;
-  const std::int64_t repeat = f.by_id[*worst], first = f.by_id[*worst - 1];
-  throw BadInput(cat(f.where(repeat), ": id ", std::to_string(id[static_cast<std::size_t>(repeat)]),
-                     " repeats the id of ", f.npy() ? "row " : "line ",
-                     std::to_string(f.npy() ? first : f.line[static_cast<std::size_t>(first)])));
-}
-
-}  // namespace detail
 
 // A pool from a CSV file already in memory (read_pool reads the file). With need_score false
 // (scores come from state values) a score column is not read, even if present.
@@ -126,7 +141,15 @@ inline PoolFile read_pool_csv(CsvFile csv, bool need_score = true) {
   const std::size_t cost_column = csv.find_column("cost").value_or(none);
   const std::size_t length_column = csv.find_column("length").value_or(none);
   for (CsvRecord row; csv.next(row);) {
-    p.id.push_back(integer_field(csv, row, id_column, "id"));
+    const std::string_view id = row.fields[id_column];
+    if (id.empty()) csv.fail(row.line, "id is missing");
+    const auto position = static_cast<std::int64_t>(p.id.size());
+    const auto [it, fresh] = f.position_by_key.emplace(PoolFile::id_key(id), position);
+    if (!fresh)
+      csv.fail(row.line, cat("id ", id, " repeats the id of line ",
+                             std::to_string(f.line[static_cast<std::size_t>(it->second)])));
+    p.id.push_back(position);
+    f.id_text.emplace_back(id);
     if (score_column != none) p.score.push_back(finite_field(csv, row, score_column, "score"));
     if (return_column != none)
       p.episodic_return.push_back(finite_field(csv, row, return_column, "return"));
@@ -141,7 +164,6 @@ inline PoolFile read_pool_csv(CsvFile csv, bool need_score = true) {
   }
   if (p.id.empty())
     csv.fail(csv.header_line(), "no trajectories after the header: the pool is empty");
-  detail::index_ids(f);
   return f;
 }
 
@@ -161,7 +183,6 @@ inline PoolFile read_pool_npy(const std::string& path, bool need_score = true) {
   p.id.resize(p.score.size());
   for (std::size_t i = 0; i < p.id.size(); ++i) p.id[i] = static_cast<std::int64_t>(i);
   if (!need_score) p.score.clear();
-  detail::index_ids(f);
   return f;
 }
 
@@ -180,7 +201,8 @@ inline curation::Calibration read_labels(const std::string& path, const PoolFile
   std::vector<std::int64_t> ids, bits;
   std::unordered_map<std::int64_t, std::int64_t> line_of_position;
   for (CsvRecord row; csv.next(row);) {
-    const std::int64_t id = integer_field(csv, row, id_column, "id");
+    const std::string_view id = row.fields[id_column];
+    if (id.empty()) csv.fail(row.line, "id is missing");
     const std::string_view bit = row.fields[unsafe_column];
     if (bit != "0" && bit != "1")
       csv.fail(row.line, bit.empty() ? std::string("unsafe is missing (0 or 1)")
@@ -194,9 +216,9 @@ inline curation::Calibration read_labels(const std::string& path, const PoolFile
       csv.fail(row.line, pool.not_in(id));
     const auto [it, fresh] = line_of_position.emplace(*position, row.line);
     if (!fresh)
-      csv.fail(row.line, cat("id ", std::to_string(id), " is labeled twice (also on line ",
+      csv.fail(row.line, cat("id ", id, " is labeled twice (also on line ",
                              std::to_string(it->second), ")"));
-    ids.push_back(id);
+    ids.push_back(pool.pool.id[static_cast<std::size_t>(*position)]);
     bits.push_back(bit == "1" ? 1 : 0);
   }
   if (ids.empty())
@@ -213,7 +235,8 @@ inline std::vector<double> read_state_scores(CsvFile csv, const PoolFile& pool,
   std::vector<std::int64_t> owner;
   std::vector<double> value;
   for (CsvRecord row; csv.next(row);) {
-    const std::int64_t id = integer_field(csv, row, id_column, "id");
+    const std::string_view id = row.fields[id_column];
+    if (id.empty()) csv.fail(row.line, "id is missing");
     const std::optional<std::int64_t> position = pool.position_of(id);
     if (!position)
       csv.fail(row.line, pool.not_in(id));
@@ -226,7 +249,7 @@ inline std::vector<double> read_state_scores(CsvFile csv, const PoolFile& pool,
   for (const std::int64_t p : owner) ++offsets[static_cast<std::size_t>(p) + 1];
   for (std::size_t i = 0; i < N; ++i)
     if (offsets[i + 1] == 0)
-      csv.fail_file(cat("no state values for id ", std::to_string(pool.pool.id[i]), " (",
+      csv.fail_file(cat("no state values for id ", pool.id_of(static_cast<std::int64_t>(i)), " (",
                         pool.where(static_cast<std::int64_t>(i)), ")"));
   for (std::size_t i = 0; i < N; ++i) offsets[i + 1] += offsets[i];
   std::vector<std::int64_t> next(offsets.begin(), offsets.end() - 1);

@@ -64,6 +64,11 @@ inline std::string join_widths(const std::vector<std::int64_t>& widths) {
 
 }  // namespace scoring_detail
 
+// The largest network --hidden may ask for: 16 layers of 8192 (a square layer of 8192 is 256 MB
+// of float weights, and Adam keeps three times that).
+inline constexpr std::int64_t max_hidden_width = 8192;
+inline constexpr std::size_t max_hidden_layers = 16;
+
 // The flags of the scoring stage. Defaults are printed from SafetyValueOptions{} and
 // curation::PreferencePairOptions{}, never typed here, so the program, the Python module and the
 // pipeline start from the same numbers.
@@ -85,21 +90,26 @@ inline const std::vector<Flag>& scoring_flags() {
       {"dataset", FlagKind::text, "the DSRL dataset (.hdf5/.h5, or a directory of .npy)", {}, true},
       {"out", FlagKind::text, "directory for the outputs, written only after all compute", {},
        true},
-      {"pairs", FlagKind::count, "preference pairs the sampler draws from the file's costs", pairs},
+      {"pairs", FlagKind::count, "preference pairs the sampler draws from the file's costs", pairs,
+       false, std::int64_t{1} << 20, "each pair holds 2H states in memory"},
       {"segment", FlagKind::count, "H, rows per segment", segment},
       {"flip-probability", FlagKind::unit, "label-flip noise of the synthesized pairs", flip},
       {"boltzmann-temperature", FlagKind::text,
        "Boltzmann labeler: P(prefer the safer) = logistic(cost gap / T); exact labels when absent"},
       {"pairs-file", FlagKind::text,
        "instead of synthesized pairs: CSV episode_a,start_a,episode_b,start_b,preferred (a or b)"},
-      {"members", FlagKind::count, "K, networks in the ensemble", members},
-      {"epochs", FlagKind::count, "training epochs", epochs},
-      {"hidden", FlagKind::text, "hidden widths, comma-separated", hidden},
-      {"batch", FlagKind::count, "pairs per minibatch", batch},
+      {"members", FlagKind::count, "K, networks in the ensemble", members, false, 64,
+       "each member is a network trained on every pair"},
+      {"epochs", FlagKind::count, "training epochs", epochs, false, 100000,
+       "the time grows linearly with the epochs"},
+      {"hidden", FlagKind::text, "hidden widths, comma-separated (at most 16 layers of 8192)", hidden},
+      {"batch", FlagKind::count, "pairs per minibatch", batch, false, std::int64_t{1} << 20,
+       "as many as --pairs can hold"},
       {"lr", FlagKind::text, "Adam learning rate", lr},
       {"seed", FlagKind::count, "one seed: the pairs', the ensemble's and the held-out split's",
        seed},
-      {"threads", FlagKind::count, "members trained at once; threads of the scoring", threads},
+      {"threads", FlagKind::count, "members trained at once; threads of the scoring", threads,
+       false, 256, "one operating-system thread each"},
       {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
       {"model", FlagKind::text,
        "an existing model file: no training, only scoring; a new path: the model is saved there "
@@ -164,6 +174,13 @@ inline ScoreSettings read_score_settings(const Arguments& args) {
     if (ec != std::errc{} || end != item.data() + item.size() || w < 1)
       throw BadInput(cat("--hidden: ", in_quotes(item),
                          " is not a positive width (a comma-separated list such as 256,256)"));
+    // A square layer of width w holds w^2 floats per member, and Adam three times that.
+    if (w > max_hidden_width)
+      throw BadInput(cat("--hidden: ", std::to_string(w), " exceeds the maximum width ",
+                         std::to_string(max_hidden_width), " (a layer holds width^2 weights)"));
+    if (s.value.value.hidden.size() == max_hidden_layers)
+      throw BadInput(cat("--hidden: more than ", std::to_string(max_hidden_layers),
+                         " hidden layers"));
     s.value.value.hidden.push_back(w);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

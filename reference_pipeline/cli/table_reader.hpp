@@ -224,6 +224,23 @@ inline double finite_field(const CsvFile& csv, const CsvRecord& row, std::size_t
   return x;
 }
 
+// A field as a CSV writer must spell it for this reader to give `text` back: quoted (inner
+// quotes doubled) when it holds a separator, a quote or a line break, or starts or ends with a
+// space or tab (which an unquoted field loses); as is otherwise.
+inline std::string csv_field(std::string_view text) {
+  const bool quote = text.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!text.empty() && (text.front() == ' ' || text.front() == '\t' ||
+                                        text.back() == ' ' || text.back() == '\t'));
+  if (!quote) return std::string(text);
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
 // A signed 64-bit integer (an id); "42.0" or "4.2e1" are refused: ids are compared exactly.
 inline std::int64_t integer_field(const CsvFile& csv, const CsvRecord& row, std::size_t column,
                                   std::string_view what) {

@@ -282,6 +282,66 @@ TEST_CASE("ltt certify: columns in any order, extra and quoted columns, CRLF, bl
   CHECK(slurp(certify_dir() / "sel.txt") == p.ids_text(library().selected));
 }
 
+TEST_CASE("ltt certify and draw: ids are names, matched byte for byte and written as read") {
+  // The test pool renamed: names of several shapes (one with a comma and quotes, one with a
+  // leading space, which only a quoted field keeps), labels matched by name in another order.
+  const TestPool& p = pool();
+  const auto name = [&](std::size_t i) -> std::string {
+    if (i % 7 == 3) return "ep, \"" + std::to_string(i) + "\"";
+    if (i % 7 == 5) return " traj" + std::to_string(i);
+    return (i % 2 ? "traj" : "ep-") + std::string(5 - std::to_string(i).size(), '0') +
+           std::to_string(i);
+  };
+  const auto field = [](const std::string& text) { return ltt::cli::csv_field(text); };
+  std::string pool_text = "id,score\n";
+  for (std::size_t i = 0; i < p.id.size(); ++i)
+    pool_text += field(name(i)) + "," + decimal(p.score[i]) + "\n";
+  write_text("pool_names.csv", pool_text);
+  std::string labels = "id,unsafe\n";
+  for (std::size_t i = 0; i < p.label_ids.size(); ++i)
+    labels += field(name(static_cast<std::size_t>((p.label_ids[i] - 5000) / 3))) + "," +
+              std::to_string(p.label_bits[i]) + "\n";
+  write_text("labels_names.csv", labels);
+  remove_outputs();
+  const Result r = certify("--pool pool_names.csv --labels labels_names.csv --selection sel.txt");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  std::string expected;
+  for (const std::int64_t s : library().selected)
+    expected += field(name(static_cast<std::size_t>(s))) + "\n";
+  CHECK(slurp(certify_dir() / "sel.txt") == expected);
+  // The selection file reads back, field by field, as the names themselves.
+  ltt::cli::CsvFile back("sel.csv", "id\n" + expected);
+  std::size_t k = 0;
+  for (ltt::cli::CsvRecord row; back.next(row); ++k)
+    CHECK(row.fields[0] == name(static_cast<std::size_t>(library().selected[k])));
+  CHECK(k == library().selected.size());
+
+  // A label naming no trajectory, and a name differing only in case, are not in the pool.
+  write_text("labels_unknown.csv", "id,unsafe\nEP-00000,1\n");
+  const Result unknown = certify("--pool pool_names.csv --labels labels_unknown.csv");
+  CHECK(unknown.code == 2);
+  CHECK(unknown.err.find("labels_unknown.csv:2: id EP-00000 is not in the pool pool_names.csv") !=
+        std::string::npos);
+
+  // ltt draw prints the drawn trajectories' names as CSV fields; JSON gives them as strings.
+  const auto draw = [&](const std::string& flags) {
+    return shell("cd '" + certify_dir().string() + "' && '" + std::string(LTT_PROGRAM) +
+                 "' draw --pool pool_names.csv --n 5 " + flags);
+  };
+  const Result lines = draw(""), json = draw("--json");
+  REQUIRE_MESSAGE(lines.code == 0, lines.err);
+  REQUIRE_MESSAGE(json.code == 0, json.err);
+  std::string drawn_lines;
+  for (const std::int64_t d : cur::draw_calibration(p.size(), 5, 0)) {
+    const std::string n = name(static_cast<std::size_t>(d));
+    drawn_lines += field(n) + "\n";
+    std::string escaped;
+    for (const char c : n) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
+    CHECK_MESSAGE(json.out.find("\"" + escaped + "\"") != std::string::npos, json.out);
+  }
+  CHECK(lines.out == drawn_lines);
+}
+
 TEST_CASE("ltt certify: a .npy pool of scores (id = row) and a .npy mask") {
   const TestPool& p = pool();
   ltt::data::write_npy(certify_dir() / "scores.npy", ltt::data::make_array(p.score));
@@ -480,8 +540,11 @@ TEST_CASE("ltt certify: bad pool files name the file and line") {
   check_refused(pool_with("p_void.csv", ""), "p_void.csv: the file is empty");
   check_refused(pool_with("p_fields.csv", "id,score\n1,0.5\n2,0.5,7\n"),
                 "p_fields.csv:3: 3 fields where the header has 2");
-  check_refused(pool_with("p_id.csv", "id,score\n1,0.5\n2.5,0.5\n"),
-                "p_id.csv:3: id '2.5' is not an integer");
+  check_refused(pool_with("p_id.csv", "id,score\n1,0.5\n,0.5\n"), "p_id.csv:3: id is missing");
+  check_refused(pool_with("p_name_dup.csv", "id,score\nep-1,0.5\nep-2,0.5\nep-1,0.1\n"),
+                "p_name_dup.csv:4: id ep-1 repeats the id of line 2");
+  check_refused(pool_with("p_int_dup.csv", "id,score\n7,0.5\n007,0.5\n"),
+                "p_int_dup.csv:3: id 007 repeats the id of line 2");
   check_refused(pool_with("p_quote.csv", "id,score\n1,0.5\n2,\"0.5\n"),
                 "p_quote.csv:3: a quoted field is not closed");
   check_refused(pool_with("p_cost.csv", "id,score,cost\n1,0.5,1\n2,0.5,nan\n"),

@@ -87,6 +87,7 @@ TEST_CASE("ltt pipeline --task corridor: the corridor study's report") {
 
 TEST_CASE("ltt pipeline: bad input exits 2 with one line and writes nothing") {
   const auto out = scratch_dir() / "pipeline-bad";
+  std::filesystem::remove_all(out);
   const auto bad = [&](const std::string& args, const std::string& named) {
     CAPTURE(args);
     const Result r = run_ltt("pipeline " + args);
@@ -94,7 +95,7 @@ TEST_CASE("ltt pipeline: bad input exits 2 with one line and writes nothing") {
     CHECK(r.out.empty());
     CHECK(lines(r.err) == 1);
     CHECK_MESSAGE(r.err.find(named) != std::string::npos, r.err);
-    CHECK_FALSE(std::filesystem::exists(out / "report.json"));
+    CHECK_FALSE(std::filesystem::exists(out));  // not even the directory
   };
   bad("--task point-goal", "--out");
   bad("--task pointgoal --out " + out.string(), "'task'");
@@ -105,6 +106,28 @@ TEST_CASE("ltt pipeline: bad input exits 2 with one line and writes nothing") {
   bad("--task point-goal --preset tiny --episodes 50 --out " + out.string(), "--n");
   bad("--task point-goal --preset tiny --dataset /nonexistent.hdf5 --out " + out.string(),
       "nonexistent");
+  // Work that would not end or fit: refused at parse time, naming the flag and its maximum.
+  bad("--task point-goal --segment 100000 --out " + out.string(),
+      "--segment: 100000 exceeds the task's horizon 200");
+  bad("--task point-goal --episodes 4294967296 --out " + out.string(),
+      "--episodes: 4294967296 exceeds the maximum 100000");
+  bad("--task point-goal --pairs 9007199254740992 --out " + out.string(), "--pairs");
+  bad("--task point-goal --members 65 --out " + out.string(), "--members");
+  bad("--task point-goal --seeds 1001 --out " + out.string(), "--seeds");
+  bad("--task corridor --episodes 0 --out " + out.string(), "--episodes");
+  // A dataset of the task's widths whose episodes (12 steps) are shorter than the segment.
+  const auto short_episodes = scratch_dir() / "short-episodes";
+  const Result made = shell(
+      std::string("'") + LTT_PYTHON3 + "' -c 'import numpy as np, os, sys; d = sys.argv[1]; "
+      "os.makedirs(d, exist_ok=True); n = 36; t = np.zeros(n, np.bool_); t[11::12] = True; "
+      "[np.save(os.path.join(d, k + \".npy\"), v) for k, v in dict(observations=np.zeros((n, 35), "
+      "np.float32), next_observations=np.zeros((n, 35), np.float32), actions=np.zeros((n, 2), "
+      "np.float32), rewards=np.zeros(n, np.float32), costs=np.zeros(n, np.float32), "
+      "terminals=np.zeros(n, np.bool_), timeouts=t).items()]' '" + short_episodes.string() + "'");
+  REQUIRE_MESSAGE(made.code == 0, made.err);
+  bad("--task point-goal --preset tiny --dataset " + short_episodes.string() + " --out " +
+          out.string(),
+      "--segment: 30 leaves fewer than 2 episodes of at least that many steps");
   const auto file = scratch_dir() / "a-file";
   { std::ofstream(file) << "x"; }
   bad("--task point-goal --preset tiny --out " + file.string(), "--out");

@@ -187,6 +187,15 @@ TEST_CASE("ltt score: bad input is refused with one line, before work, leaving n
   REQUIRE(score("--dataset " + q(narrow) + " --out " + q(narrow_out) + tiny).code == 0);
   check_refused(base + " --model " + q(narrow_out / "model.ltt"),
                 "takes observations of 3 values but", out);
+  // Networks and work beyond the documented maxima, refused at parse time.
+  const std::string plain = "--dataset " + q(d) + " --out " + q(out) + " --quiet";
+  check_refused(plain + " --hidden 16,100000", "--hidden: 100000 exceeds the maximum width 8192",
+                out);
+  check_refused(plain + " --hidden 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1", "more than 16 hidden layers",
+                out);
+  check_refused(plain + " --members 65", "--members: 65 exceeds the maximum 64", out);
+  check_refused(plain + " --epochs 100001", "--epochs: 100001 exceeds the maximum 100000", out);
+  check_refused(plain + " --pairs 1048577", "--pairs: 1048577 exceeds the maximum 1048576", out);
   // --segment longer than every episode; too few episodes for the sampler.
   check_refused(base + " --segment 5000", "--segment: 5000 is longer than every episode", out);
   const fs::path single = example("single_npy", "--episodes 1 --length 40");
