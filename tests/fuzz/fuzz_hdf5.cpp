@@ -8,14 +8,17 @@
 // only, and a bug inside libhdf5 shows up as a crash, or as an ASan report where it calls
 // an intercepted function (memcpy, free). tests/fuzz/README.md says what to do with one.
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -31,20 +34,29 @@ using namespace ltt;
 using fuzz::accepted;
 using fuzz::check;
 
-// A directory of this process's own, in memory where there is /dev/shm; removed at exit.
+// A directory of this process's own, ltt-fuzz-hdf5-<pid>, in memory where there is /dev/shm.
+// libFuzzer ends with _Exit (atexit handlers do not run) and a finding kills the process, so
+// nothing removes it at the end: each input's files are removed after it, and each new process
+// removes the directories whose process is gone.
 const fs::path& scratch() {
   static const fs::path dir = [] {
     std::error_code ec;
     const fs::path base = fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0
                               ? fs::path("/dev/shm")
                               : fs::temp_directory_path();
-    std::string name = (base / "ltt-fuzz-hdf5-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr) std::abort();
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove_all(scratch(), ignored);
-    });
-    return fs::path(name);
+    constexpr std::string_view prefix = "ltt-fuzz-hdf5-";
+    for (const fs::directory_entry& e : fs::directory_iterator(base, ec)) {
+      const std::string name = e.path().filename().string();
+      if (!name.starts_with(prefix)) continue;
+      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        fs::remove_all(e.path(), ec);
+    }
+    const fs::path own = base / (std::string(prefix) + std::to_string(::getpid()));
+    fs::remove_all(own, ec);
+    fs::create_directory(own, ec);
+    if (ec) std::abort();
+    return own;
   }();
   return dir;
 }
@@ -99,5 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     read_in_full(file, *pool);
     select_and_read_back(file, *pool);
   }
+  std::error_code ignored;
+  fs::remove(file, ignored);
   return 0;
 }
