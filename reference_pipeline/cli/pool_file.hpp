@@ -193,9 +193,9 @@ inline PoolFile read_pool(const std::string& path, bool need_score = true) {
 }
 
 // A labeled calibration set, mapped onto the pool's positions by the library
-// (curation::calibration_from_labels) once every row has been checked here with its line.
-inline curation::Calibration read_labels(const std::string& path, const PoolFile& pool) {
-  CsvFile csv = CsvFile::read(path);
+// (curation::calibration_from_labels) once every row has been checked here with its line;
+// from a CSV file already in memory (read_labels below reads the file).
+inline curation::Calibration read_labels(CsvFile csv, const PoolFile& pool) {
   const std::size_t id_column = csv.column("id");
   const std::size_t unsafe_column = csv.column("unsafe");
   std::vector<std::int64_t> ids, bits;
@@ -224,6 +224,11 @@ inline curation::Calibration read_labels(const std::string& path, const PoolFile
   if (ids.empty())
     csv.fail(csv.header_line(), "no labels after the header: at least one is needed");
   return curation::calibration_from_labels(pool.pool.id, ids, bits);
+}
+
+// The same from a file.
+inline curation::Calibration read_labels(const std::string& path, const PoolFile& pool) {
+  return read_labels(CsvFile::read(path), pool);
 }
 
 // One score per pool trajectory from its states' values (curation::trajectory_scores), from
