@@ -29,11 +29,13 @@ using fuzz::check;
 void check_pool(const cli::PoolFile& f, bool with_score) {
   const auto N = static_cast<std::size_t>(f.size());
   check(N > 0, "an accepted pool is not empty");
-  check(f.line.size() == N && f.by_id.size() == N, "one line and one by_id entry per trajectory");
-  for (std::size_t s = 1; s < N; ++s)
-    check(f.pool.id[static_cast<std::size_t>(f.by_id[s - 1])] <
-              f.pool.id[static_cast<std::size_t>(f.by_id[s])],
-          "by_id orders distinct ids");
+  check(f.line.size() == N && f.id_text.size() == N && f.position_by_key.size() == N,
+        "one line, one id and one distinct key per trajectory");
+  for (std::size_t p = 0; p < N; ++p) {
+    check(!f.id_text[p].empty(), "an accepted id is not empty");
+    check(f.position_of(f.id_text[p]) == static_cast<std::int64_t>(p),
+          "each id, as written, finds its own trajectory");
+  }
   if (with_score) {
     check(f.pool.score.size() == N, "one score per trajectory");
     check(fuzz::succeeds([&] { curation::validate_pool(f.pool); }),
