@@ -4,23 +4,20 @@
 //
 //   read_label_flags, read_selection_flags   --labels or --draw/--budget/--seed; --gate and the
 //                                            walk's options (alpha, delta, grid, ...)
-//   check_outputs                            what --selection writes (from its name), outputs
-//                                            distinct from each other and from the dataset,
-//                                            writable: before any work
+//   check_outputs                            what --selection writes (from its name); each
+//                                            output against the rule of output_paths.hpp (no
+//                                            input, no other output, no device, FIFO or
+//                                            link): before any work
 //   read_calibration                         the labels, or the draw labeled by cost > budget
 //   certify_pool                             calibrated selection -> certificate triple -> gate
 //   write_json, write_summary                the certificate as `ltt certify` prints it
 //   write_outputs                            selection, transition mask, certificate: each whole
 //                                            or not at all, those created removed on a failure
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iterator>
@@ -52,6 +49,7 @@
 #include "format.hpp"
 #include "json_writer.hpp"
 #include "output_directory.hpp"
+#include "output_paths.hpp"
 #include "pool_file.hpp"
 
 namespace ltt::cli::certification {
@@ -95,24 +93,6 @@ inline constexpr Flag certify_flags[] = {
 };
 
 inline constexpr std::string_view gate_kinds[] = {"none", "top-half", "resample"};
-
-// Fails early, before any work, on an output that cannot be created: no directory, no
-// permission, or a directory in the place of a file. The atomic writers check again when
-// writing (and whether a directory there may be replaced).
-inline void check_writable(std::string_view flag, const std::string& file, bool directory = false) {
-  namespace fs = std::filesystem;
-  const fs::path path(file);
-  const std::string shown = cat("--", flag, ": cannot write ", in_quotes(file));
-  std::error_code ec;
-  if (path.filename().empty() || path.filename() == "." || path.filename() == "..")
-    throw BadInput(cat(shown, ": not a file name"));
-  if (!directory && fs::is_directory(path, ec)) throw BadInput(cat(shown, ": it is a directory"));
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec))
-    throw BadInput(cat(shown, ": no directory ", in_quotes(dir.string())));
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw BadInput(cat(shown, ": ", std::strerror(errno)));
-}
 
 
 // What --selection writes, from its name (and --dataset, --gate).
@@ -534,29 +514,35 @@ inline void choose_selection_format(Inputs& in) {
   }
 }
 
-// The outputs set in `in`: what each is, distinct from each other and from the dataset, and
-// writable.
-inline void check_outputs(Inputs& in) {
+// The files `ltt certify` reads, by flag.
+inline NamedPaths input_files(const Inputs& in) {
+  NamedPaths inputs;
+  const std::pair<std::string_view, const std::optional<std::string>*> named[] = {
+      {"pool", &in.pool_file},         {"dataset", &in.dataset_file},
+      {"scores", &in.scores_file},     {"state-values", &in.state_values},
+      {"labels", &in.labels_file}};
+  for (const auto& [flag, file] : named)
+    if (*file) inputs.emplace_back(flag, **file);
+  return inputs;
+}
+
+// The outputs set in `in`, each checked by output_paths.hpp's rule against `inputs`, against
+// `outputs` (files the run writes elsewhere) and against each other.
+inline void check_outputs(Inputs& in, const NamedPaths& inputs, NamedPaths outputs = {}) {
   if (in.selection_file) choose_selection_format(in);
-  const std::pair<std::string_view, const std::optional<std::string>*> outputs[] = {
+  const std::pair<std::string_view, const std::optional<std::string>*> named[] = {
       {"selection", &in.selection_file},
       {"transition-mask", &in.transition_mask_file},
       {"certificate", &in.certificate_file}};
-  for (std::size_t a = 0; a < std::size(outputs); ++a) {
-    const auto& [flag, file] = outputs[a];
+  for (const auto& [flag, file] : named) {
     if (!*file) continue;
-    if (in.dataset_file && same_file(**file, *in.dataset_file))
-      throw BadInput(cat("--", flag, ": ", in_quotes(**file),
-                         " is the dataset itself; write the selection elsewhere"));
-    for (std::size_t b = 0; b < a; ++b)
-      if (*outputs[b].second && same_file(**file, **outputs[b].second))
-        throw BadInput(cat("--", outputs[b].first, " and --", flag, " name the same file"));
+    const bool npy_directory = flag == "selection" &&
+                               in.selection_format == SelectionFormat::dsrl_dataset &&
+                               in.dataset_store == data::DsrlStore::npy_directory;
+    check_output(flag, **file, npy_directory ? Destination::directory : Destination::file, inputs,
+                 outputs);
+    outputs.emplace_back(flag, **file);
   }
-  for (const auto& [flag, file] : outputs)
-    if (*file)
-      check_writable(flag, **file,
-                     flag == "selection" && in.selection_format == SelectionFormat::dsrl_dataset &&
-                         in.dataset_store == data::DsrlStore::npy_directory);
 }
 
 // The calibration labels: read from --labels, or drawn (curation::draw_calibration with --seed)

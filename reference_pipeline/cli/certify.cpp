@@ -75,7 +75,7 @@ int run_certify(const Invocation& call) {
   in.aggregator = read_aggregator(*args, in.aggregation_name);
   const cur::CalibratedSelectionOptions options = read_selection_flags(*args, in);
 
-  // Outputs: what each is, distinct from each other and from the dataset, and writable.
+  // Outputs: what each is, none an input or another output, each a regular file or a new name.
   if (args->has("certificate")) in.certificate_file = args->text("certificate");
   if (args->has("selection")) in.selection_file = args->text("selection");
   if (args->has("transition-mask")) {
@@ -86,7 +86,7 @@ int run_certify(const Invocation& call) {
       throw BadInput(cat("--transition-mask: ", in_quotes(*in.transition_mask_file),
                          " is written as a .npy file: name it *.npy"));
   }
-  check_outputs(in);
+  check_outputs(in, input_files(in));
 
   // Inputs.
   std::optional<data::DsrlPool> dataset;

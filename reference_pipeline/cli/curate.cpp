@@ -71,8 +71,8 @@ int run_curate(const Invocation& call) {
   in.scores_file = (s.out / "scores.npy").string();
   in.certificate_file = (s.out / "certificate.json").string();
 
-  std::vector<std::string> names(std::begin(scoring_file_names), std::end(scoring_file_names));
-  names.emplace_back("certificate.json");
+  std::vector<OutputName> names = scoring_output_names();
+  names.push_back({"certificate.json"});
   // Outputs placed by the user, outside DIR's own files, are checked and written as certify's.
   Inputs placed = in;
   placed.certificate_file.reset();
@@ -80,9 +80,10 @@ int run_curate(const Invocation& call) {
   if (args->has("selection")) {
     in.selection_file = placed.selection_file = args->text("selection");
   } else {
-    selection_in_dir = in.dataset_store == data::DsrlStore::hdf5 ? "selection.hdf5" : "selection";
+    const bool hdf5 = in.dataset_store == data::DsrlStore::hdf5;
+    selection_in_dir = hdf5 ? "selection.hdf5" : "selection";
     in.selection_file = (s.out / *selection_in_dir).string();
-    names.push_back(*selection_in_dir);
+    names.push_back({*selection_in_dir, hdf5 ? Destination::file : Destination::directory});
     choose_selection_format(in);
   }
   if (args->has("transition-mask")) {
@@ -91,17 +92,11 @@ int run_curate(const Invocation& call) {
       throw BadInput(cat("--transition-mask: ", in_quotes(*in.transition_mask_file),
                          " is written as a .npy file: name it *.npy"));
   }
-  for (const auto& [flag, file] : {std::pair{"selection", placed.selection_file},
-                                   std::pair{"transition-mask", placed.transition_mask_file}})
-    for (const std::string& name : names)
-      if (file && same_file(*file, s.out / name))
-        throw BadInput(cat("--", flag, ": ", in_quotes(*file), " is the file ", name,
-                           " that curate writes into --out"));
-  check_outputs(placed);
-  if (placed.selection_file) in.selection_format = placed.selection_format;
-  auto inputs = scoring_input_files(s);
+  NamedPaths inputs = scoring_input_files(s);
   if (in.labels_file) inputs.emplace_back("labels", *in.labels_file);
   check_output_directory(s.out, names, inputs);
+  check_outputs(placed, inputs, output_directory_files(s.out, names));
+  if (placed.selection_file) in.selection_format = placed.selection_format;
 
   // Inputs, and the calibration labels (from the file's costs, not the scores): before training.
   const ScoringInputs scoring_in = read_scoring_inputs(s);

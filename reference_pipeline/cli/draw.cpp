@@ -14,9 +14,9 @@
 #include <data/atomic_output.hpp>
 #include <data/dsrl.hpp>
 
-#include "certification.hpp"
 #include "dataset_file.hpp"
 #include "json_writer.hpp"
+#include "output_paths.hpp"
 #include "pool_file.hpp"
 #include "subcommand.hpp"
 
@@ -54,10 +54,8 @@ int run_draw(const Invocation& call) {
   std::optional<std::string> out;
   if (args->has("out")) {
     out = args->text("out");
-    const std::string& input = args->has("pool") ? args->text("pool") : args->text("dataset");
-    if (same_file(*out, input))
-      throw BadInput(cat("--out: ", in_quotes(*out), " is the input itself"));
-    certification::check_writable("out", *out);
+    const std::string_view input = args->has("pool") ? "pool" : "dataset";
+    check_output("out", *out, Destination::file, {{input, args->text(input)}}, {});
   }
 
   PoolFile pool;

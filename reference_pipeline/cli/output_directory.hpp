@@ -9,8 +9,10 @@
 //                 earlier one of the same name stays: the old one is gone).
 //
 // check_output_directory runs before any work: DIR must be a directory or a new path in a
-// writable directory, and none of the files the run will write may be one of its inputs (a
-// dataset stored as a directory of .npy files given as DIR, a --model inside DIR).
+// writable directory, not an input nor inside one (a dataset stored as a directory of .npy
+// files), and each file the run writes into it obeys the rule of output_paths.hpp (not an
+// input such as a --model inside DIR; a regular file or a new name, never a link, a device or
+// a FIFO left there).
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -27,6 +29,7 @@
 
 #include "bad_input.hpp"
 #include "format.hpp"
+#include "output_paths.hpp"
 
 namespace ltt::cli {
 
@@ -36,24 +39,23 @@ struct OutputFile {
   std::function<void(const std::filesystem::path&)> write;
 };
 
-// Same file: the same name, or the same absolute path once "." and ".." and links are resolved.
-inline bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
-  namespace fs = std::filesystem;
-  if (a == b) return true;
-  std::error_code ec;
-  const fs::path x = fs::weakly_canonical(fs::absolute(a, ec), ec);
-  const fs::path y = fs::weakly_canonical(fs::absolute(b, ec), ec);
-  return !x.empty() && x == y;
-}
+// A file the run writes into DIR: its name there, and whether it is a directory of .npy files.
+struct OutputName {
+  std::string name;
+  Destination kind = Destination::file;
+};
 
 // Refuses an --out that is not a directory and cannot be created as one: a file there, a
-// missing ancestor that is a file, an ancestor without write permission.
+// link to nothing, a missing ancestor that is a file, an ancestor without write permission.
+// A link to a directory is a directory.
 inline void check_directory_creatable(const std::filesystem::path& out) {
   namespace fs = std::filesystem;
   const std::string shown = out.string();
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw BadInput(cat("--out: ", in_quotes(shown), " exists and is not a directory"));
+  if (fs::is_symlink(fs::symlink_status(out, ec)) && !fs::exists(out, ec))
+    throw BadInput(cat("--out: ", in_quotes(shown), " is a symbolic link to nothing"));
   fs::path probe = fs::absolute(out, ec);
   while (!fs::exists(probe, ec) && probe.has_parent_path() && probe.parent_path() != probe)
     probe = probe.parent_path();
@@ -65,20 +67,32 @@ inline void check_directory_creatable(const std::filesystem::path& out) {
 }
 
 // Refuses, before any work, an --out that cannot hold the run's files or would replace an input.
-// names: the files the run writes into DIR; inputs: (flag, path) of every file the run reads.
-inline void check_output_directory(
-    const std::filesystem::path& out, const std::vector<std::string>& names,
-    const std::vector<std::pair<std::string_view, std::filesystem::path>>& inputs) {
+// names: the files the run writes into DIR; inputs: every file the run reads. A DIR that holds
+// an input is fine as long as the run's own names miss it.
+inline void check_output_directory(const std::filesystem::path& out,
+                                   const std::vector<OutputName>& names, const NamedPaths& inputs) {
   check_directory_creatable(out);
   for (const auto& [flag, input] : inputs) {
-    if (same_file(out, input))
+    const Overlap o = overlap(out, input);
+    if (o == Overlap::same)
       throw BadInput(cat("--out: ", in_quotes(out.string()), " is the --", flag,
                          " input itself; write the outputs into another directory"));
-    for (const std::string& name : names)
-      if (same_file(out / name, input))
-        throw BadInput(cat("--out: ", in_quotes((out / name).string()), " would replace the --",
-                           flag, " input; write the outputs into another directory"));
+    if (o == Overlap::inside)
+      throw BadInput(cat("--out: ", in_quotes(out.string()), " is inside the --", flag, " input ",
+                         in_quotes(input.string()), "; write the outputs into another directory"));
   }
+  for (const OutputName& n : names) {
+    check_distinct("out", out / n.name, inputs, {});
+    check_destination("out", out / n.name, n.kind);
+  }
+}
+
+// The files of check_output_directory as outputs of --out, for check_distinct.
+inline NamedPaths output_directory_files(const std::filesystem::path& out,
+                                         const std::vector<OutputName>& names) {
+  NamedPaths files;
+  for (const OutputName& n : names) files.emplace_back("out", out / n.name);
+  return files;
 }
 
 // Writes the files into DIR as the header says.

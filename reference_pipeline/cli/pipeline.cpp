@@ -90,18 +90,15 @@ constexpr Command pipeline_command{
     "\"corridor\" instead (tabular cloning against the closed forms). Progress goes to stderr.",
     pipeline_flags};
 
-// Fails before any work on an --out that cannot be a directory we write into: a file in its
-// place, or an existing ancestor that is not a writable directory. Creates the directory (and
-// missing parents, like mkdir -p); the report's files come only at the end.
-// --out is checked before the other flags and created once they all hold, before the run: a
-// directory that cannot exist fails before the work, and bad input leaves nothing behind.
-std::filesystem::path checked_out(const std::string& text) {
-  const std::filesystem::path out(text);
-  check_directory_creatable(out);
-  return out;
-}
-
-void create_out(const std::filesystem::path& out) {
+// Fails before any work on an --out that cannot be a directory we write into
+// (check_output_directory: a file in its place, an existing ancestor that is not a writable
+// directory, the --dataset, a link, device or FIFO where one of `names` goes). Creates the
+// directory (and missing parents, like mkdir -p); the report's files come only at the end.
+// Called once every flag has been checked, so bad input leaves nothing behind.
+void prepare_out(const std::filesystem::path& out, const std::vector<OutputName>& names,
+                 const NamedPaths& inputs) {
+  check_output_directory(out, names, inputs);
+  // Created now (empty), so a directory that cannot exist fails here rather than after the run.
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) throw BadInput(cat("--out: cannot create ", in_quotes(out.string()), ": ", ec.message()));
@@ -132,13 +129,13 @@ struct SeedArtifacts {
   std::string scores, selection, labels, model;
 };
 
-SeedArtifacts seed_artifacts(const pl::SeedResult& s) {
-  const std::string dir = "seed-" + std::to_string(s.seed) + "/";
+SeedArtifacts seed_artifacts(std::uint64_t seed) {
+  const std::string dir = "seed-" + std::to_string(seed) + "/";
   return {dir + "scores.npy", dir + "selection.npy", dir + "labels.csv", dir + "model.ltt"};
 }
 
 std::vector<std::pair<std::string, std::string>> seed_files(const pl::SeedResult& s) {
-  const SeedArtifacts at = seed_artifacts(s);
+  const SeedArtifacts at = seed_artifacts(s.seed);
   std::string labels = "id,unsafe\n";
   for (std::size_t i = 0; i < s.calibration.index.size(); ++i)
     labels += std::to_string(s.calibration.index[i]) + "," +
@@ -292,7 +289,7 @@ std::string report_json(const pl::PipelineResult& r) {
         .field("selection_size", static_cast<std::int64_t>(s.labels_only.selection.selected.size()))
         .end_object();
     {
-      const SeedArtifacts at = seed_artifacts(s);
+      const SeedArtifacts at = seed_artifacts(s.seed);
       json.key("artifacts")
           .begin_object()
           .field("scores", at.scores)
@@ -440,7 +437,7 @@ int run_corridor(const Invocation& call, const Arguments& args, const std::files
   if (const auto e = positive_count(args, "episodes")) options.trajectories = *e;
   if (const auto e = positive_count(args, "eval-episodes")) options.episodes = *e;
   options.seed = static_cast<std::uint64_t>(args.count("pool-seed"));
-  create_out(out);
+  prepare_out(out, {{"report.json"}, {"report.md"}, {"corridor.svg"}}, {});
   const auto started = std::chrono::steady_clock::now();
   const pl::CorridorStudy study = pl::run_corridor_study(
       options, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
@@ -464,7 +461,7 @@ int run_pipeline(const Invocation& call) {
   const auto args = parse_or_help(pipeline_command, call);
   if (!args) return 0;
   const std::string& task = args->text("task");
-  const std::filesystem::path out = checked_out(args->text("out"));
+  const std::filesystem::path out = args->text("out");
   if (task == "corridor") return run_corridor(call, *args, out);
   (void)pl::task_named(task);  // an unknown name fails here, naming the tasks
   pl::PipelineOptions o = pl::preset_options(args->text("preset"), task);
@@ -533,6 +530,20 @@ int run_pipeline(const Invocation& call) {
   o.normalize_observations = !args->flag("raw-observations");
   o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
                                       ("ltt-pipeline-" + std::to_string(::getpid()));
+  {
+    std::vector<OutputName> names;
+    for (const char* name : {"report.json", "report.md", "score_vs_cost.svg",
+                             "certification_rate.svg", "methods.svg", "cost_histogram.svg"})
+      names.push_back({name});
+    for (const std::uint64_t seed : o.seeds) {
+      const SeedArtifacts at = seed_artifacts(seed);
+      for (const std::string* name : {&at.scores, &at.selection, &at.labels, &at.model})
+        names.push_back({*name});
+    }
+    NamedPaths inputs;
+    if (o.dataset) inputs.emplace_back("dataset", *o.dataset);
+    prepare_out(out, names, inputs);
+  }
 
   // The generated pool's DSRL round trip goes through a private directory, removed however
   // the run ends.
@@ -543,7 +554,6 @@ int run_pipeline(const Invocation& call) {
       if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
     }
   } const cleanup{o.keep_pool ? std::filesystem::path{} : o.scratch};
-  create_out(out);
   const pl::PipelineResult result = pl::run_pipeline(
       o, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
   const std::string json = report_json(result);

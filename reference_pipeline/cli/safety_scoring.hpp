@@ -360,6 +360,13 @@ inline ScoringResult compute_scores(const ScoreSettings& s, const ScoringInputs&
 inline constexpr std::string_view scoring_file_names[] = {"state_values.npy", "scores.npy",
                                                           "model.ltt", "score.json"};
 
+// The same, for check_output_directory.
+inline std::vector<OutputName> scoring_output_names() {
+  std::vector<OutputName> names;
+  for (const std::string_view name : scoring_file_names) names.push_back({std::string(name)});
+  return names;
+}
+
 inline double states_per_second(const ScoringInputs& in, const ScoringResult& r) {
   return r.score_seconds > 0 ? static_cast<double>(in.dataset.transitions) / r.score_seconds : 0.0;
 }
@@ -512,12 +519,12 @@ inline std::vector<OutputFile> scoring_files(const ScoringResult& r, std::string
   return files;
 }
 
-// The inputs of the scoring stage, for check_output_directory.
-inline std::vector<std::pair<std::string_view, std::filesystem::path>> scoring_input_files(
-    const ScoreSettings& s) {
-  std::vector<std::pair<std::string_view, std::filesystem::path>> inputs = {{"dataset", s.dataset}};
+// The inputs of the scoring stage, for check_output_directory: a --model that does not exist
+// yet is an output (`ltt score` saves the model there).
+inline NamedPaths scoring_input_files(const ScoreSettings& s) {
+  NamedPaths inputs = {{"dataset", s.dataset}};
   if (s.pairs_file) inputs.emplace_back("pairs-file", *s.pairs_file);
-  if (s.model) inputs.emplace_back("model", *s.model);
+  if (s.model && s.reuse_model) inputs.emplace_back("model", *s.model);
   return inputs;
 }
 

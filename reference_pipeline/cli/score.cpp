@@ -39,8 +39,16 @@ int run_score(const Invocation& call) {
   const auto args = parse_or_help(score_command(), call);
   if (!args) return 0;
   const ScoreSettings s = read_score_settings(*args);
-  std::vector<std::string> names(std::begin(scoring_file_names), std::end(scoring_file_names));
-  check_output_directory(s.out, names, scoring_input_files(s));
+  const std::vector<OutputName> names = scoring_output_names();
+  const NamedPaths inputs = scoring_input_files(s);
+  check_output_directory(s.out, names, inputs);
+  // A new --model path gets the model too (the same bytes as DIR/model.ltt), removed again if
+  // DIR cannot be written.
+  const bool save_model =
+      s.model && !s.reuse_model && !same_file(*s.model, s.out / "model.ltt");
+  if (save_model)
+    check_output("model", *s.model, Destination::file, inputs,
+                 output_directory_files(s.out, names));
 
   const ScoringInputs in = read_scoring_inputs(s);
   const ScoringResult r = compute_scores(s, in);
@@ -53,10 +61,6 @@ int run_score(const Invocation& call) {
     json.end_object();
     json_text << '\n';
   }
-  // A new --model path gets the model too (the same bytes as DIR/model.ltt), removed again if
-  // DIR cannot be written.
-  const bool save_model =
-      s.model && !s.reuse_model && !same_file(*s.model, s.out / "model.ltt");
   if (save_model) learning::save_models(*s.model, r.ensemble.members);
   try {
     write_output_directory(s.out, scoring_files(r, json_text.str()));

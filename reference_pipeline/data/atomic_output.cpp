@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -39,11 +40,12 @@ std::vector<char> temporary_pattern(const fs::path& path, std::string_view tag) 
   return name;
 }
 
+// 0, or the errno of the first step that failed: open, fsync, close.
 int fsync_path(const fs::path& path, int flags) {
   const int fd = ::open(path.c_str(), flags);
   if (fd < 0) return errno;
-  const int error = ::fsync(fd) == 0 ? 0 : errno;
-  ::close(fd);
+  int error = ::fsync(fd) == 0 ? 0 : errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
   return error;
 }
 
@@ -70,13 +72,68 @@ void check_destination_name(const fs::path& path) {
     cannot_write(path, "not a file name", 0);
 }
 
+// What is at `path` itself, a link not followed; nullopt when nothing is.
+std::optional<struct stat> destination_status(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) return st;
+  if (errno == ENOENT) return std::nullopt;
+  cannot_write(path, "cannot inspect it", errno);
+}
+
+std::string_view node_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// A link is refused rather than written through: renaming over it would replace the link, and
+// following it would write wherever it points when the rename happens, which is not
+// necessarily where it pointed when it was checked.
+[[noreturn]] void refuse_link(const fs::path& path) {
+  cannot_write(path,
+               "it is a symbolic link; outputs are never written through a link (name the file "
+               "it points to)",
+               0);
+}
+
 }  // namespace
+
+void check_file_destination(const fs::path& path) {
+  check_destination_name(path);
+  const std::optional<struct stat> st = destination_status(path);
+  if (!st || S_ISREG(st->st_mode)) return;
+  if (S_ISLNK(st->st_mode)) refuse_link(path);
+  if (S_ISDIR(st->st_mode)) cannot_write(path, "it is a directory", 0);
+  cannot_write(path,
+               cat("it is ", node_kind(st->st_mode),
+                   "; an output must be a regular file or a name that does not exist yet"),
+               0);
+}
+
+void check_directory_destination(const fs::path& path) {
+  check_destination_name(path);
+  const std::optional<struct stat> st = destination_status(path);
+  if (!st) return;
+  if (S_ISLNK(st->st_mode)) refuse_link(path);
+  if (!S_ISDIR(st->st_mode))
+    cannot_write(path, cat("it is ", node_kind(st->st_mode), ", not a directory"), 0);
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+    if (!e.is_regular_file() || e.path().extension() != ".npy")
+      cannot_write(path,
+                   cat("the directory exists and holds ", in_quotes(e.path().filename().string()),
+                       ", which is not a .npy file; not replacing it"),
+                   0);
+  if (ec) cannot_write(path, "cannot list the existing directory", ec.value());
+}
 
 void write_file_atomically(const fs::path& path,
                            const std::function<void(const fs::path&)>& write) {
-  check_destination_name(path);
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) cannot_write(path, "it is a directory", 0);
+  check_file_destination(path);
 
   std::vector<char> name = temporary_pattern(path, "tmp");
   const int fd = ::mkstemp(name.data());
@@ -86,13 +143,15 @@ void write_file_atomically(const fs::path& path,
   RemoveUnlessKept temporary{fs::path(name.data())};
   // mkstemp creates the file 0600; give it the mode a plain open() would (0666 minus umask).
   const int chmod_error = ::fchmod(fd, 0666 & ~creation_mask()) == 0 ? 0 : errno;
-  ::close(fd);
+  const int close_error = ::close(fd) == 0 ? 0 : errno;
   if (chmod_error != 0) cannot_write(path, "cannot set the file mode", chmod_error);
+  if (close_error != 0) cannot_write(path, "cannot close the temporary file", close_error);
 
   write(temporary.path);
 
   if (const int error = fsync_path(temporary.path, O_RDONLY); error != 0)
     cannot_write(path, "fsync failed", error);
+  check_file_destination(path);  // again: something else may have been put there meanwhile
   if (::rename(temporary.path.c_str(), path.c_str()) != 0)
     cannot_write(path, "rename failed", errno);
   temporary.keep = true;
@@ -104,28 +163,21 @@ void write_stream_atomically(const fs::path& path,
     errno = 0;
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) cannot_write(path, "cannot open the temporary file", errno);
+    errno = 0;
     write(out);
-    out.close();
+    // The buffer's last bytes reach the file here; a full disk (ENOSPC), a file size limit
+    // (EFBIG) or an I/O error shows as a failed stream with the write's errno.
+    out.flush();
     if (!out) cannot_write(path, "write failed", errno);
+    out.close();
+    if (!out) cannot_write(path, "close failed", errno);
   });
 }
 
 void write_directory_atomically(const fs::path& path,
                                 const std::function<void(const fs::path&)>& write) {
-  check_destination_name(path);
-  std::error_code ec;
-  const bool replacing = fs::exists(fs::symlink_status(path, ec));
-  if (replacing) {
-    if (!fs::is_directory(fs::symlink_status(path, ec)))
-      cannot_write(path, "it exists and is not a directory", 0);
-    for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
-      if (!e.is_regular_file() || e.path().extension() != ".npy")
-        cannot_write(path,
-                     cat("the directory exists and holds ", in_quotes(e.path().filename().string()),
-                         ", which is not a .npy file; not replacing it"),
-                     0);
-    if (ec) cannot_write(path, "cannot list the existing directory", ec.value());
-  }
+  check_directory_destination(path);
+  const bool replacing = destination_status(path).has_value();
 
   std::vector<char> name = temporary_pattern(path, "tmp");
   if (::mkdtemp(name.data()) == nullptr)
@@ -137,12 +189,15 @@ void write_directory_atomically(const fs::path& path,
 
   write(temporary.path);
 
-  for (const fs::directory_entry& e : fs::directory_iterator(temporary.path))
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(temporary.path, ec))
     if (const int error = fsync_path(e.path(), O_RDONLY); error != 0)
       cannot_write(path, cat("fsync of ", in_quotes(e.path().filename().string()), " failed"),
                    error);
+  if (ec) cannot_write(path, "cannot list the temporary directory", ec.value());
   if (const int error = fsync_path(temporary.path, O_RDONLY | O_DIRECTORY); error != 0)
     cannot_write(path, "fsync failed", error);
+  check_directory_destination(path);  // again: something else may have been put there meanwhile
 
   if (!replacing) {
     if (::rename(temporary.path.c_str(), path.c_str()) != 0)

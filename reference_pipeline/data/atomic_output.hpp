@@ -5,6 +5,14 @@
 // throws, or any step fails, the temporary is removed and the destination is left as it was.
 // Failures throw DataError naming the destination.
 //
+// What a writer may replace: nothing but a regular file. A destination that is a symbolic link,
+// a device, a FIFO or a socket (or, for a file, a directory) is refused before the writer runs
+// and checked again just before the rename, so /dev/null named as an output stays /dev/null and
+// a link is never replaced by a file. A link in a directory component of the path is followed
+// as usual: only the last component is the destination. check_file_destination and
+// check_directory_destination state the rule; callers that want to refuse before any work
+// call them first (the `ltt` program does, reference_pipeline/cli/output_paths.hpp).
+//
 //   write_file_atomically("selection.hdf5", [&](const std::filesystem::path& temporary) {
 //     ... create and fill `temporary` by name (it exists, empty) ...
 //   });
@@ -14,6 +22,15 @@
 #include <ostream>
 
 namespace ltt::data {
+
+// Throws DataError naming `path` unless write_file_atomically may write there: a name that does
+// not exist yet, or a regular file that is not a symbolic link. Whether the directory holding
+// it exists and is writable is the writer's to find out.
+void check_file_destination(const std::filesystem::path& path);
+
+// The same for write_directory_atomically: a name that does not exist yet, or a directory (not
+// a symbolic link to one) that holds only .npy files, which the writer may replace.
+void check_directory_destination(const std::filesystem::path& path);
 
 void write_file_atomically(
     const std::filesystem::path& path,

@@ -360,7 +360,8 @@ TEST_CASE("ltt certify --dataset: bad input names the file and key or line, writ
                 "--transition-mask: 'tm.csv' is written as a .npy file");
   check_refused(scored + " --selection sel.npy --transition-mask ./sel.npy",
                 "--selection and --transition-mask name the same file");
-  check_refused(scored + " --selection " + d, "--selection: '" + d + "' is the dataset itself");
+  check_refused(scored + " --selection " + d,
+                "--selection: '" + d + "' is the --dataset input itself");
   check_refused(scored + " --selection no/such/dir/" + selection_name(),
                 "--selection: cannot write 'no/such/dir/" + selection_name() + "': no directory");
   if (with_hdf5) {

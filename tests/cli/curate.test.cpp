@@ -184,12 +184,13 @@ TEST_CASE("ltt curate and ltt draw: bad input refused with one line, before trai
   refused(cat(base, " --labels ", q(dir() / "bad_labels.csv")), "id 100000 is not an episode");
   refused(cat(base, " --draw 100000 --budget 40"), "--draw: 100000 must not exceed the pool size");
   refused(cat(base, " --draw 10"), "--draw needs --budget");
-  refused(cat(base, " --draw 10 --budget 40 --selection ", q(d)), "is the dataset itself");
+  refused(cat(base, " --draw 10 --budget 40 --selection ", q(d)), "is the --dataset input itself");
   refused(cat(base, " --draw 10 --budget 40 --selection ", q(out / "scores.npy")),
-          "is the file scores.npy that curate writes");
+          "--out and --selection name the same file");
   refused(cat(base, " --draw 10 --budget 40 --segment 5000"), "longer than every episode");
   refused(cat("draw --dataset ", q(d), " --n 100000"), "must not exceed the pool size 300");
-  refused(cat("draw --dataset ", q(d), " --n 3 --out ", q(d)), "is the input itself");
+  refused(cat("draw --dataset ", q(d), " --n 3 --out ", q(d)),
+          cat("--out: ", q(d), " is the --dataset input itself"));
 
   // A selection placed by the user outside --out; a .npy directory's default selection/.
   const fs::path npy = example("ex_npy", "--episodes 60 --length 100 --seed 2");

@@ -1,14 +1,25 @@
 // Output appears whole or not at all: a writer that fails leaves neither the destination nor a
-// temporary behind, and an existing destination stays as it was.
+// temporary behind, and an existing destination stays as it was. Nothing but a regular file is
+// ever replaced: a link, a device, a FIFO or a socket at the destination is refused and left
+// as it was. A write that fails (EFBIG under a file size limit, standing in for a full disk)
+// throws and leaves nothing.
 
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <data/atomic_output.hpp>
 
@@ -22,6 +33,48 @@ std::string text_of(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 void write_text(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+// What is at `p` itself (a link not followed): its type bits and inode, or "absent".
+std::string node(const fs::path& p) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0) return "absent";
+  return cat(std::to_string(st.st_mode & S_IFMT), " ", std::to_string(st.st_ino));
+}
+
+// A socket bound at `p` (the file stays after the descriptor is closed).
+bool make_socket(const fs::path& p) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (p.string().size() >= sizeof address.sun_path) return false;
+  std::strcpy(address.sun_path, p.c_str());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return bound;
+}
+
+// A file size limit of `bytes` with SIGXFSZ ignored, so a write past it fails with EFBIG as a
+// write to a full disk fails with ENOSPC; restored on scope exit.
+struct FileSizeLimit {
+  rlimit old{};
+  struct sigaction old_action {};
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGXFSZ, &ignore, &old_action);
+    rlimit limit = old;
+    limit.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    ::sigaction(SIGXFSZ, &old_action, nullptr);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+};
 }  // namespace
 
 TEST_CASE("write_file_atomically: replaces whole, or leaves everything as it was") {
@@ -113,4 +166,96 @@ TEST_CASE("write_directory_atomically: replaces a .npy directory whole, never an
   check_data_error(
       [&] { ltt::data::write_directory_atomically(dir / "file", [](const fs::path&) {}); },
       {"not a directory"});
+}
+
+TEST_CASE("atomic writers: a link, a device, a FIFO or a socket is refused and left as it was") {
+  const fs::path dir = scratch("atomic_special");
+  write_text(dir / "old.txt", "old\n");
+  fs::create_symlink("old.txt", dir / "link");
+  fs::create_symlink("nowhere.txt", dir / "dangling");
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0666) == 0);
+  fs::create_directory(dir / "npy");
+  write_text(dir / "npy" / "a.npy", "1");
+  fs::create_directory_symlink("npy", dir / "npy_link");
+  struct Case {
+    const char* name;
+    const char* reason;
+  };
+  std::vector<Case> cases = {{"link", "it is a symbolic link"},
+                             {"dangling", "it is a symbolic link"},
+                             {"fifo", "it is a FIFO (named pipe)"},
+                             {"npy_link", "it is a symbolic link"}};
+  if (make_socket(dir / "sock"))
+    cases.push_back({"sock", "it is a socket"});
+  else
+    MESSAGE("no socket bound: that case is skipped");
+  // A copy of /dev/null (character device 1, 3) needs root; the real one is never touched.
+  if (::mknod((dir / "null").c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0)
+    cases.push_back({"null", "it is a character device"});
+  else
+    MESSAGE("mknod failed (not root?): the device case is skipped");
+
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const fs::path target = dir / c.name;
+    const std::string before = node(target);
+    bool ran = false;
+    check_data_error([&] { ltt::data::check_file_destination(target); }, {c.reason});
+    check_data_error(
+        [&] { ltt::data::write_stream_atomically(target, [&](std::ostream& o) {
+          ran = true;
+          o << "x";
+        }); },
+        {"cannot write", target.filename().string(), c.reason});
+    check_data_error(
+        [&] { ltt::data::write_file_atomically(target, [&](const fs::path&) { ran = true; }); },
+        {c.reason});
+    CHECK_FALSE(ran);  // refused before the writer runs
+    CHECK(node(target) == before);
+  }
+  CHECK(text_of(dir / "old.txt") == "old\n");
+  CHECK(fs::read_symlink(dir / "link") == "old.txt");
+  CHECK(!fs::exists(dir / "nowhere.txt"));
+
+  // A directory of .npy files behind a link, and a FIFO where a directory goes.
+  check_data_error(
+      [&] { ltt::data::write_directory_atomically(dir / "npy_link", [](const fs::path&) {}); },
+      {"it is a symbolic link"});
+  CHECK(fs::is_symlink(dir / "npy_link"));
+  CHECK(text_of(dir / "npy" / "a.npy") == "1");
+  check_data_error(
+      [&] { ltt::data::write_directory_atomically(dir / "fifo", [](const fs::path&) {}); },
+      {"it is a FIFO (named pipe), not a directory"});
+  CHECK(fs::is_fifo(fs::symlink_status(dir / "fifo")));
+  CHECK(no_temporaries(dir));
+
+  // A link in a directory component is followed: only the last component is the destination.
+  ltt::data::write_stream_atomically(dir / "npy_link" / "b.npy", [](std::ostream& o) { o << "2"; });
+  CHECK(text_of(dir / "npy" / "b.npy") == "2");
+  CHECK(fs::is_symlink(dir / "npy_link"));
+  ltt::data::check_file_destination(dir / "old.txt");
+  ltt::data::check_file_destination(dir / "new.txt");
+  ltt::data::check_directory_destination(dir / "npy");
+  ltt::data::check_directory_destination(dir / "new");
+}
+
+TEST_CASE("write_stream_atomically: a write that fails (EFBIG) throws and leaves nothing") {
+  const fs::path dir = scratch("atomic_write_failure");
+  write_text(dir / "old.txt", "old\n");
+  const std::string big(64 * 1024, 'x');  // past the limit below, and past the stream's buffer
+  {
+    const FileSizeLimit limit(4096);
+    const auto write_big = [&](const fs::path& p) {
+      ltt::data::write_stream_atomically(p, [&](std::ostream& o) { o << big; });
+    };
+    check_data_error([&] { write_big(dir / "new.txt"); },
+                     {"cannot write", "new.txt", "write failed", std::strerror(EFBIG)});
+    check_data_error([&] { write_big(dir / "old.txt"); }, {"old.txt", std::strerror(EFBIG)});
+    // Small enough to fit: the limit is what fails, not the writer.
+    ltt::data::write_stream_atomically(dir / "small.txt", [](std::ostream& o) { o << "fits\n"; });
+  }
+  CHECK(!fs::exists(dir / "new.txt"));
+  CHECK(text_of(dir / "old.txt") == "old\n");
+  CHECK(text_of(dir / "small.txt") == "fits\n");
+  CHECK(no_temporaries(dir));
 }
