@@ -180,6 +180,28 @@ TEST_CASE("--help: usage on stdout, exit 0") {
   }
 }
 
+TEST_CASE("ltt --version and -V: the version, then the build (CPU target, compiler)") {
+  for (const std::string flag : {"--version", "-V"}) {
+    CAPTURE(flag);
+    const Result r = run_ltt(flag);
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    REQUIRE(lines(r.out) == 2);
+    CHECK(r.out.starts_with(std::string("ltt ") + LTT_EXPECTED_VERSION + "\nbuild: "));
+#if LTT_EXPECTED_NATIVE
+    CHECK(r.out.find("build: native (-march=native), ") != std::string::npos);
+#elif defined(__x86_64__)
+    CHECK(r.out.find("build: portable x86-64-v3, ") != std::string::npos);
+#endif
+#if defined(__clang__)
+    CHECK(r.out.find(", Clang ") != std::string::npos);
+#elif defined(__GNUC__)
+    CHECK(r.out.find(std::string(", GCC ") + __VERSION__ + ",") != std::string::npos);
+#endif
+  }
+  CHECK(run_ltt("--help").out.find("`ltt --version` (or -V)") != std::string::npos);
+}
+
 TEST_CASE("ltt budget --json: the library's label budget") {
   const Result r = run_ltt("budget --N 2000 --N1 300 --U1 50 --target 0.9 --json");
   REQUIRE(r.code == 0);
