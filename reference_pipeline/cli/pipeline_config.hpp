@@ -28,9 +28,9 @@
 // parser, so range errors name both: `settings.alpha: --alpha: 1.5 must lie in (0, 1)`.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <filesystem>
 #include <optional>
 #include <span>
 #include <stdexcept>
