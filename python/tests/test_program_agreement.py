@@ -55,7 +55,8 @@ def test_certify_matches_the_program(tmp_path, case):
     cert = ltt.certify(scores, calib_ids, calib_unsafe, ids=ids, **kwargs)
     assert set(program) - set(cert) == PROGRAM_ONLY
     assert list(cert) == [key for key in program if key not in PROGRAM_ONLY]
-    # Through JSON, so both sides are plain values; the program prints 17 digits, exact doubles.
+    # Through JSON, so both sides are plain values; the program prints the shortest decimal of
+    # each double, which reads back as the same double.
     assert json.loads(json.dumps(cert)) == {key: program[key] for key in cert}
     written = [int(line) for line in selection.read_text().split()]
     np.testing.assert_array_equal(written, ids[cert.selection])

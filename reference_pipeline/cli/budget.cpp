@@ -116,7 +116,7 @@ int run_budget(const Invocation& call) {
   }
   if (curve_wanted) {
     call.out << "n,rate\n";
-    for (std::size_t n = 0; n < curve.size(); ++n) call.out << n << ',' << exact(curve[n]) << '\n';
+    for (std::size_t n = 0; n < curve.size(); ++n) call.out << n << ',' << shortest(curve[n]) << '\n';
     return 0;
   }
   if (budget)

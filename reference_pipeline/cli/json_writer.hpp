@@ -1,7 +1,8 @@
 #pragma once
 // A small streaming JSON writer: objects, arrays, numbers, strings, booleans and null, written
-// compactly in one pass. Numbers carry 17 significant digits, so every double reads back
-// exactly; NaN and infinities, which JSON cannot represent, are written as null. Strings are
+// compactly in one pass (no spaces: `{"delta":0.1}`). A number is the shortest decimal that
+// reads back as the same double (shortest() in format.hpp: 0.1, not 0.10000000000000001); NaN
+// and infinities, which JSON cannot represent, are written as null. Strings are
 // escaped per RFC 8259 (quote, backslash and control characters; UTF-8 passes through).
 //
 //   JsonWriter json(out);
@@ -59,7 +60,7 @@ class JsonWriter {
   JsonWriter& value(double x) {
     before_value();
     if (std::isfinite(x))
-      out_ << exact(x);
+      out_ << shortest(x);
     else
       out_ << "null";
     return *this;

@@ -1,7 +1,7 @@
 // The `ltt` program: one executable, one subcommand per task (docs/cli.md).
 //
 //   ltt <subcommand> [flags]    run it; `ltt <subcommand> --help` lists its flags
-//   ltt --help | ltt --version
+//   ltt --help | ltt --version (-V): the version, the CPU target, the compiler
 //
 // Exit codes: 0 success; 2 bad input (one line on stderr naming the flag, file or line);
 // 1 anything unexpected (a bug, out of memory, standard output not writable). Standard
@@ -39,6 +39,26 @@ constexpr Subcommand subcommands[] = {LTT_CLI_SUBCOMMANDS(LTT_CLI_ENTRY)};
 #ifndef LTT_VERSION
 #define LTT_VERSION "unknown"
 #endif
+#ifndef LTT_BUILD
+#define LTT_BUILD "unknown target"
+#endif
+#ifndef LTT_BUILD_DETAILS
+#define LTT_BUILD_DETAILS ""
+#endif
+
+// "ltt 0.1.0\nbuild: portable x86-64-v3, GCC 12.2.0, Release, HDF5, no LibTorch\n"
+std::string version_text() {
+#if defined(__clang__)
+  const std::string compiler = ltt::cli::cat("Clang ", __clang_version__);
+#elif defined(__GNUC__)
+  const std::string compiler = ltt::cli::cat("GCC ", __VERSION__);
+#else
+  const std::string compiler = "an unknown compiler";
+#endif
+  const std::string_view details = LTT_BUILD_DETAILS;
+  return ltt::cli::cat("ltt ", LTT_VERSION, "\nbuild: ", LTT_BUILD, ", ", compiler,
+                       details.empty() ? "" : ", ", details, "\n");
+}
 
 std::string program_usage() {
   std::string text =
@@ -51,7 +71,8 @@ std::string program_usage() {
   }
   text +=
       "\n`ltt <subcommand> --help` lists its flags. Every subcommand prints a summary, or\n"
-      "exactly one JSON object with --json. Exit 0 on success, 2 on bad input, 1 otherwise.\n";
+      "exactly one JSON object with --json. Exit 0 on success, 2 on bad input, 1 otherwise.\n"
+      "`ltt --version` (or -V) prints the version and the build.\n";
   return text;
 }
 
@@ -76,8 +97,8 @@ int run(int argc, char** argv) {
     std::cout << program_usage();
     return 0;
   }
-  if (first == "--version") {
-    std::cout << "ltt " << LTT_VERSION << "\n";
+  if (first == "--version" || first == "-V") {
+    std::cout << version_text();
     return 0;
   }
   const Subcommand* chosen = nullptr;

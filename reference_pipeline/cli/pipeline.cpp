@@ -5,6 +5,7 @@
 //
 //   ltt pipeline --task point-goal --preset demo --out report/
 //   ltt pipeline --task corridor --out corridor/      the paper's corridor figure
+//   ltt pipeline --config report/report.json --out again/   the same run again
 
 #include <unistd.h>
 
@@ -34,6 +35,7 @@
 #include "format.hpp"
 #include "json_writer.hpp"
 #include "output_directory.hpp"
+#include "pipeline_config.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {
@@ -43,7 +45,10 @@ namespace {
 namespace pl = ltt::pipeline;
 
 constexpr Flag pipeline_flags[] = {
-    {"task", FlagKind::text, "point-goal, car-run, point-goal-reckless or corridor", {}, true},
+    {"task", FlagKind::text,
+     "point-goal, car-run, point-goal-reckless or corridor (required unless --config names it)"},
+    {"config", FlagKind::text,
+     "a previous report.json: replay the options it records (the flags given here override them)"},
     {"out", FlagKind::text,
      "output directory (created if missing): report.json, report.md, *.svg, seed-S/ artifacts",
      {}, true},
@@ -225,6 +230,7 @@ std::string report_json(const pl::PipelineResult& r) {
       .field("delta", o.calibration.delta)
       .field("reward_fraction", o.reward_fraction)
       .field("eval_episodes", o.eval_episodes)
+      .field("validation_draws", o.validation_draws)
       .field("backend", o.backend->name());
   json.key("value_hidden").begin_array();
   for (const std::int64_t w : o.value.hidden) json.value(w);
@@ -432,12 +438,17 @@ std::optional<std::int64_t> positive_count(const Arguments& args, std::string_vi
   return v;
 }
 
-int run_corridor(const Invocation& call, const Arguments& args, const std::filesystem::path& out) {
+int run_corridor(const Invocation& call, const Arguments& args, const std::filesystem::path& out,
+                 const std::optional<PipelineConfig>& config) {
   pl::CorridorStudyOptions options;
+  if (config && config->expert_mass) options.expert_mass = *config->expert_mass;
+  if (config && config->safe_probability) options.safe_probability = *config->safe_probability;
   if (const auto e = positive_count(args, "episodes")) options.trajectories = *e;
   if (const auto e = positive_count(args, "eval-episodes")) options.episodes = *e;
   options.seed = static_cast<std::uint64_t>(args.count("pool-seed"));
-  prepare_out(out, {{"report.json"}, {"report.md"}, {"corridor.svg"}}, {});
+  NamedPaths inputs;
+  if (args.has("config")) inputs.emplace_back("config", args.text("config"));
+  prepare_out(out, {{"report.json"}, {"report.md"}, {"corridor.svg"}}, inputs);
   const auto started = std::chrono::steady_clock::now();
   const pl::CorridorStudy study = pl::run_corridor_study(
       options, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
@@ -455,16 +466,41 @@ int run_corridor(const Invocation& call, const Arguments& args, const std::files
   return 0;
 }
 
+// The command line, with --config's options appended for the flags it does not give.
+Arguments with_config(const Invocation& call, const Arguments& typed, const PipelineConfig& config) {
+  const std::vector<std::string> missing = config.missing_flags(typed);
+  std::vector<std::string_view> all(call.args.begin(), call.args.end());
+  all.insert(all.end(), missing.begin(), missing.end());
+  return parse(pipeline_command, all);
+}
+
 }  // namespace
 
 int run_pipeline(const Invocation& call) {
-  const auto args = parse_or_help(pipeline_command, call);
-  if (!args) return 0;
+  const auto typed = parse_or_help(pipeline_command, call);
+  if (!typed) return 0;
+  const std::filesystem::path out = typed->text("out");
+  std::optional<PipelineConfig> config;
+  std::optional<Arguments> merged;
+  if (typed->has("config")) {
+    config = read_pipeline_config(typed->text("config"), pipeline_flags);
+    merged = with_config(call, *typed, *config);
+  }
+  const Arguments* args = merged ? &*merged : &*typed;
+  if (!args->has("task")) throw BadInput("missing required flag --task (or a --config that names it)");
   const std::string& task = args->text("task");
-  const std::filesystem::path out = args->text("out");
-  if (task == "corridor") return run_corridor(call, *args, out);
+  if (config && !config->task.empty() && (config->task == "corridor") != (task == "corridor"))
+    throw BadInput(cat("--task: ", task, " cannot replay --config ", typed->text("config"),
+                       ", a report of task ", config->task, " (the corridor study has other options)"));
+  if (task == "corridor") return run_corridor(call, *args, out, config);
   (void)pl::task_named(task);  // an unknown name fails here, naming the tasks
   pl::PipelineOptions o = pl::preset_options(args->text("preset"), task);
+  if (config) {  // what the report records that no flag sets
+    if (config->value_hidden) o.value.hidden = *config->value_hidden;
+    if (config->policy_hidden) o.policy.hidden = *config->policy_hidden;
+    if (config->return_weight_kappa) o.return_weight_kappa = *config->return_weight_kappa;
+    if (config->reward_fraction) o.reward_fraction = *config->reward_fraction;
+  }
   const auto positive = [&](std::string_view flag) { return positive_count(*args, flag); };
   if (const auto s = positive("seeds")) {
     o.seeds.clear();
@@ -542,6 +578,7 @@ int run_pipeline(const Invocation& call) {
     }
     NamedPaths inputs;
     if (o.dataset) inputs.emplace_back("dataset", *o.dataset);
+    if (typed->has("config")) inputs.emplace_back("config", typed->text("config"));
     prepare_out(out, names, inputs);
   }
 

@@ -41,9 +41,16 @@
 
 namespace ltt::cli {
 
-// The contents of a file, read in one piece; BadInput naming the file when it cannot be read.
-inline std::string read_whole_file(const std::filesystem::path& path) {
+// The contents of a file, read in one piece; BadInput naming the file when it cannot be read,
+// or when it holds more than at_most bytes (checked before reading a regular file, and while
+// reading a pipe, so a hostile input never fills memory).
+inline std::string read_whole_file(const std::filesystem::path& path,
+                                   std::size_t at_most = std::string().max_size()) {
   const std::string shown = in_quotes(path.string());
+  const auto too_large = [&] {
+    return BadInput(cat("cannot read ", shown, ": more than ", std::to_string(at_most),
+                        " bytes, the most this input may have"));
+  };
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw BadInput(cat("cannot read ", shown, ": it is a directory"));
@@ -57,12 +64,17 @@ inline std::string read_whole_file(const std::filesystem::path& path) {
   in.seekg(0, std::ios::beg);
   std::string text;
   if (size > 0) {
+    if (static_cast<std::uintmax_t>(size) > at_most) throw too_large();
     text.resize(static_cast<std::size_t>(size));
     in.read(text.data(), size);
   } else {
-    // Not seekable (a pipe such as /dev/stdin): read to the end.
+    // Not seekable (a pipe such as /dev/stdin): read to the end, or one byte past at_most.
     in.clear();
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      text.append(buffer, static_cast<std::size_t>(in.gcount()));
+      if (text.size() > at_most) throw too_large();
+    }
   }
   if (in.bad()) throw BadInput(cat("cannot read ", shown, ": read failed"));
   return text;

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -134,6 +135,43 @@ void remove_outputs() {
 }
 
 }  // namespace
+
+// The bar: 0.1 prints as 0.1. Every number of the certificate is the shortest decimal
+// of the library's double, and Python's json module reads each back to the same bits.
+TEST_CASE("ltt certify --json: \"delta\":0.1, and every number read back bit for bit") {
+  write_pool_files();
+  const Result r = certify("--pool pool.csv --labels labels.csv --grid 0.85,0.7,0.55 --json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("\"alpha\":0.25,\"delta\":0.1,") != std::string::npos);
+  CHECK(r.out.find("\"grid\":[0.85,0.7,0.55]") != std::string::npos);
+  CHECK(r.out.find("0000000000") == std::string::npos);
+  CHECK(r.out.find("9999999999") == std::string::npos);
+  cur::CalibratedSelectionOptions options;
+  options.quantiles = {0.85, 0.7, 0.55};
+  const cur::Certificate c = library(options).certificate;
+  const ltt::CertificateTriple t = ltt::certificate_triple(
+      2000, c.steps.front().N, c.steps.front().m, c.steps.front().k, 200, c.alpha, c.delta);
+  std::vector<double> expected = {c.threshold, c.quantile, c.alpha, c.delta, t.r_hat, t.r_lo,
+                                  t.conditional_bound};
+  for (const cur::CertificateStep& s : c.steps) {
+    expected.push_back(s.quantile);
+    expected.push_back(s.lambda);
+    expected.push_back(s.p);
+  }
+  std::string bits;
+  char hex[24];
+  for (const double x : expected) {
+    std::snprintf(hex, sizeof hex, "%016llx ",
+                  static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(x)));
+    bits += hex;
+  }
+  bits.pop_back();
+  CHECK(json_query(r.out,
+                   "' '.join(__import__('struct').pack('>d', x).hex() for x in "
+                   "[d['threshold'], d['quantile'], d['alpha'], d['delta'], d['triple']['r_hat'], "
+                   "d['triple']['r_lo'], d['triple']['conditional_bound']] + "
+                   "[x for s in d['steps'] for x in (s['quantile'], s['lambda'], s['p'])])") == bits);
+}
 
 TEST_CASE("ltt certify --json: the library's certificate and selection, both files written") {
   write_pool_files();

@@ -1,14 +1,20 @@
-// The program's JSON writer: structure, escaping, 17-digit numbers, and misuse caught.
+// The program's JSON writer: structure, escaping, shortest round-trip numbers (read back by
+// Python bit for bit), and misuse caught.
 
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "json_writer.hpp"
 #include "run_program.hpp"
@@ -32,7 +38,7 @@ TEST_CASE("JsonWriter: nested objects and arrays, commas in the right places") {
         R"({"a":1,"b":-2,"ok":true,"none":null,"some":3,"list":[0.5,"x",{}],"empty":[]})");
 }
 
-TEST_CASE("JsonWriter: numbers read back exactly; NaN and infinities become null") {
+TEST_CASE("JsonWriter: numbers are the shortest decimal; NaN and infinities become null") {
   std::ostringstream out;
   JsonWriter json(out);
   const double third = 1.0 / 3, tiny = 4.9406564584124654e-324, big = 1.7976931348623157e308;
@@ -47,15 +53,71 @@ TEST_CASE("JsonWriter: numbers read back exactly; NaN and infinities become null
       .value(std::int64_t{1} << 53)
       .end_array();
   CHECK(out.str() ==
-        "[0.10000000000000001,0.33333333333333331,4.9406564584124654e-324,"
-        "1.7976931348623157e+308,-0,null,null,9007199254740992]");
-  const auto values = ltt_cli_test::numbers(
-      "[0.10000000000000001, 0.33333333333333331, 4.9406564584124654e-324, "
-      "1.7976931348623157e+308]");
+        "[0.1,0.3333333333333333,5e-324,1.7976931348623157e+308,-0,null,null,9007199254740992]");
+  const auto values =
+      ltt_cli_test::numbers("[0.1, 0.3333333333333333, 5e-324, 1.7976931348623157e+308]");
   CHECK(values[0] == 0.1);
   CHECK(values[1] == third);
   CHECK(values[2] == tiny);
   CHECK(values[3] == big);
+}
+
+// Python's json module is the independent reader: each number must come back as the same
+// double, bit for bit, and carry exactly as many significant digits as Python's repr, the
+// shortest decimal that round-trips (David Gay's algorithm, another implementation than
+// std::to_chars). The doubles: the edges of the format, the decimals the program prints most
+// (alpha, delta, grid quantiles, p-values), and random bit patterns over every exponent. (Not
+// -0.0: Python reads the token "-0" as the integer 0, as it reads "25" as an integer.)
+TEST_CASE("JsonWriter: every number is the shortest decimal, read back by Python bit for bit") {
+  std::vector<double> x = {0.1,  0.25, 0.85, 0.7,  0.55, 0.3, 0.9, 0.30000000000000004,
+                           1.0 / 3, 2.0 / 3, 1e-5, 1.5e-7, 1e16, 1e21, 1e22, 123456789012345680.0,
+                           0.0,  1.0, -2.5, 9007199254740993.0, 4503599627370497.5,
+                           std::numeric_limits<double>::min(),
+                           std::numeric_limits<double>::denorm_min(),
+                           std::nextafter(std::numeric_limits<double>::min(), 0.0),
+                           std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::epsilon(), 1 - 0x1p-53, 1 + 0x1p-52};
+  for (int j = 0; j <= 20; ++j) x.push_back(0.85 - 0.05 * j);  // a grid as a loop makes it
+  std::mt19937_64 bits(20261126);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  while (x.size() < 4000) {
+    const double r = std::bit_cast<double>(bits());
+    if (std::isfinite(r)) x.push_back(r);
+    x.push_back(unit(bits));
+  }
+  std::ostringstream out;
+  ltt::cli::JsonWriter json(out);
+  json.begin_array();
+  for (const double v : x) json.value(v);
+  json.end_array();
+  const auto dir = ltt_cli_test::scratch_dir();
+  std::ofstream(dir / "numbers.json", std::ios::binary) << out.str();
+  {
+    std::ofstream expected(dir / "numbers.bits");
+    char hex[24];
+    for (const double v : x) {
+      std::snprintf(hex, sizeof hex, "%016llx\n",
+                    static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(v)));
+      expected << hex;
+    }
+  }
+  std::ofstream(dir / "numbers.py", std::ios::binary)
+      << "import json, re, struct, sys\n"
+         "text = open(sys.argv[1]).read()\n"
+         "values = json.loads(text)\n"
+         "tokens = text[1:-1].split(',')\n"
+         "bits = open(sys.argv[2]).read().split()\n"
+         "def digits(t):\n"
+         "    m = re.sub(r'[eE].*$', '', t.lstrip('-')).replace('.', '')\n"
+         "    return m.strip('0')\n"
+         "bad = [(t, b) for t, v, b in zip(tokens, values, bits)\n"
+         "       if struct.pack('>d', float(v)).hex() != b or digits(t) != digits(repr(float(v)))]\n"
+         "print(len(values), len(bad), bad[:5])\n";
+  const ltt_cli_test::Result r = ltt_cli_test::shell(
+      std::string("'") + LTT_PYTHON3 + "' '" + (dir / "numbers.py").string() + "' '" +
+      (dir / "numbers.json").string() + "' '" + (dir / "numbers.bits").string() + "'");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == std::to_string(x.size()) + " 0 []\n");
 }
 
 TEST_CASE("JsonWriter: strings are escaped, and Python reads them back") {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "run_program.hpp"
@@ -132,4 +133,100 @@ TEST_CASE("ltt pipeline: bad input exits 2 with one line and writes nothing") {
   { std::ofstream(file) << "x"; }
   bad("--task point-goal --preset tiny --out " + file.string(), "--out");
   bad("--task point-goal --preset tiny --out " + (file / "x").string(), "--out");
+}
+
+// --config replays a report: the same options, so the same seed artifacts, byte for byte.
+TEST_CASE("ltt pipeline --config report.json: the same run again, flags given override it") {
+  const auto first = scratch_dir() / "pipeline-config-first";
+  const Result r = run_ltt("pipeline --task point-goal --preset tiny --out " + first.string());
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto again = scratch_dir() / "pipeline-config-again";
+  const Result replay = run_ltt("pipeline --config " + (first / "report.json").string() +
+                                " --out " + again.string());
+  REQUIRE_MESSAGE(replay.code == 0, replay.err);
+  for (const char* name : {"model.ltt", "scores.npy", "selection.npy", "labels.csv"}) {
+    CAPTURE(name);
+    const std::string bytes = slurp(again / "seed-1" / name);
+    CHECK_FALSE(bytes.empty());
+    CHECK(bytes == slurp(first / "seed-1" / name));
+  }
+  const auto settings = [](const std::filesystem::path& report) {
+    return shell(std::string(LTT_PYTHON3) + " -c \"import json,sys; d=json.load(open(sys.argv[1])); "
+                 "print(json.dumps([d['task'], d['preset'], d['pool'], d['settings'], "
+                 "len(d['seeds'])], sort_keys=True))\" " + report.string()).out;
+  };
+  CHECK(settings(again / "report.json") == settings(first / "report.json"));
+
+  // A flag on the command line wins over the report; the rest still comes from it.
+  const auto changed = scratch_dir() / "pipeline-config-changed";
+  const Result over = run_ltt("pipeline --config " + (first / "report.json").string() +
+                              " --alpha 0.3 --value-epochs 3 --out " + changed.string());
+  REQUIRE_MESSAGE(over.code == 0, over.err);
+  const std::string query =
+      std::string(LTT_PYTHON3) + " -c \"import json,sys; a=json.load(open(sys.argv[1]))['settings']; "
+      "b=json.load(open(sys.argv[2]))['settings']; "
+      "print(b['alpha'], b['value_epochs'], sorted(k for k in a if a[k] != b[k]))\" ";
+  CHECK(shell(query + (first / "report.json").string() + " " + (changed / "report.json").string())
+            .out == "0.3 3 ['alpha', 'value_epochs']\n");
+}
+
+TEST_CASE("ltt pipeline --config: unknown keys, wrong types and hostile files exit 2 naming the key") {
+  const auto out = scratch_dir() / "pipeline-config-bad";
+  std::filesystem::remove_all(out);
+  const auto config = scratch_dir() / "config.json";
+  const auto refused = [&](const std::string& text, const std::string& args,
+                           const std::string& named) {
+    CAPTURE(text.substr(0, 200));
+    std::ofstream(config, std::ios::binary | std::ios::trunc) << text;
+    const Result r = run_ltt("pipeline --config " + config.string() + " " + args + " --out " +
+                             out.string());
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(lines(r.err) == 1);
+    CHECK_MESSAGE(r.err.find(named) != std::string::npos, r.err);
+    CHECK_FALSE(std::filesystem::exists(out));
+  };
+  const std::string task = R"("task": "point-goal", "preset": "tiny")";
+  refused("{" + task + R"(, "settings": {"alfa": 0.25}})", "",
+          "settings.alfa: not an option a pipeline report records");
+  refused("{" + task + R"(, "colour": "blue"})", "", "colour: not an option");
+  refused("{" + task + R"(, "pool": {"pool_seed": 1, "size": 3}})", "", "pool.size: not an option");
+  refused("{" + task + R"(, "settings": {"alpha": "0.25"}})", "",
+          "settings.alpha: a string where a number is due");
+  refused("{" + task + R"(, "settings": {"backend": 1}})", "",
+          "settings.backend: a number where a string is due");
+  refused("{" + task + R"(, "settings": {"normalize_observations": 0}})", "",
+          "settings.normalize_observations: a number where a boolean is due");
+  refused("{" + task + R"(, "settings": [1]})", "", "settings: an array where an object is due");
+  refused(R"({"task": 7})", "", "task: a number where a string is due");
+  refused("[]", "", "the top level: an array where an object is due");
+  refused("{" + task + R"(, "settings": {"alpha": 1.5}})", "",
+          "settings.alpha: --alpha: 1.5 must lie in (0, 1)");
+  refused("{" + task + R"(, "settings": {"pairs": 2.5}})", "",
+          "settings.pairs: --pairs: '2.5' is not a whole number");
+  refused("{" + task + R"(, "settings": {"members": 65}})", "",
+          "settings.members: --members: 65 exceeds the maximum 64");
+  refused("{" + task + R"(, "settings": {"value_hidden": [16, 100000]}})", "",
+          "settings.value_hidden: 100000 is not a width in [1, 4096]");
+  refused("{" + task + R"(, "settings": {"normalize_observations": true, "observations": "raw"}})",
+          "", "settings.observations: 'raw' contradicts normalize_observations = true");
+  refused("{" + task + R"(, "seeds": [{"seed": 1}, {"seed": 3}]})", "",
+          "seeds[1].seed: 3 where 2 is due");
+  refused("{" + task + R"(, "seeds": []})", "", "seeds: an empty list");
+  refused(R"({"task": "corridor", "trajectories": 100})", "--task point-goal",
+          "--task: point-goal cannot replay --config");
+  refused(R"({"task": "corridor", "pairs": 100})", "", "pairs: not an option a corridor report records");
+  refused(R"({"preset": "tiny"})", "", "missing required flag --task");
+  // Not JSON, or JSON no report is: refused with the line and column, before any work.
+  refused("{" + task + ",}", "", ":1:41: expected a key in quotes");
+  refused("{" + task + R"(, "preset": "demo"})", "", "the key \"preset\" appears twice");
+  refused(std::string(1000000, '[') + std::string(1000000, ']'), "",
+          "arrays and objects nested more than 64 deep");
+  refused(std::string(5 << 20, ' ') + "{}", "", "more than 4194304 bytes");
+  refused("{\"task\": \"point-goal\xff\"}", "", "not valid UTF-8");
+  std::filesystem::remove(config);
+  const Result missing = run_ltt("pipeline --config " + config.string() + " --out " + out.string());
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("cannot read") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
 }

@@ -41,6 +41,7 @@ TEST_CASE("ltt rate --json: one JSON object, the library's rate to the last bit"
   CHECK(json.at("n") == "200");
   CHECK(number(json.at("alpha")) == 0.25);
   CHECK(number(json.at("delta")) == 0.1);
+  CHECK(r.out.find("\"alpha\":0.25,\"delta\":0.1,") != std::string::npos);  // not 0.10000000000000001
   CHECK(number(json.at("rate")) == ltt::certification_rate(2000, 300, 50, 200, 0.25, 0.1));
   CHECK(json.at("null_boundary") == "76");  // floor(0.25 * 300) + 1
   CHECK(number(json.at("purity_margin")) == doctest::Approx(0.25 - 50.0 / 300).epsilon(1e-15));
@@ -177,6 +178,28 @@ TEST_CASE("--help: usage on stdout, exit 0") {
     CHECK(r.err.empty());
     CHECK(r.out.starts_with(std::string("usage: ltt ") + sub + " --N <count>"));
   }
+}
+
+TEST_CASE("ltt --version and -V: the version, then the build (CPU target, compiler)") {
+  for (const std::string flag : {"--version", "-V"}) {
+    CAPTURE(flag);
+    const Result r = run_ltt(flag);
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    REQUIRE(lines(r.out) == 2);
+    CHECK(r.out.starts_with(std::string("ltt ") + LTT_EXPECTED_VERSION + "\nbuild: "));
+#if LTT_EXPECTED_NATIVE
+    CHECK(r.out.find("build: native (-march=native), ") != std::string::npos);
+#elif defined(__x86_64__)
+    CHECK(r.out.find("build: portable x86-64-v3, ") != std::string::npos);
+#endif
+#if defined(__clang__)
+    CHECK(r.out.find(", Clang ") != std::string::npos);
+#elif defined(__GNUC__)
+    CHECK(r.out.find(std::string(", GCC ") + __VERSION__ + ",") != std::string::npos);
+#endif
+  }
+  CHECK(run_ltt("--help").out.find("`ltt --version` (or -V)") != std::string::npos);
 }
 
 TEST_CASE("ltt budget --json: the library's label budget") {

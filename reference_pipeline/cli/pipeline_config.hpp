@@ -1,0 +1,321 @@
+#pragma once
+// `ltt pipeline --config FILE`: the options a previous report.json records, read back so that
+// the run can be replayed (docs/cli.md, "Replaying a run"). The report is the config: every
+// option it records becomes the value of the flag that sets it, below the command line (a flag
+// the user types wins) and above the preset and the flags' defaults. What the report records
+// that no flag sets (the hidden widths, the gate's fraction, kappa; the corridor's q and p_s)
+// is set on the options directly.
+//
+//   report key                          flag / option
+//   task, preset                        --task, --preset
+//   pool.source (a string: a dataset)   --dataset
+//   pool.pool_seed, pool.episodes       --pool-seed, --episodes (episodes: generated pools)
+//   seeds[].seed (1..S in order)        --seeds S
+//   settings.pairs, segment_length, members, value_epochs, policy_epochs, calibration_size,
+//            alpha, delta, eval_episodes, validation_draws, backend
+//                                       --pairs, --segment, --members, --value-epochs,
+//                                       --policy-epochs, --n, --alpha, --delta,
+//                                       --eval-episodes, --validation-draws, --backend
+//   settings.normalize_observations     false: --raw-observations
+//   settings.value_hidden, policy_hidden, return_weight_kappa, reward_fraction   (options)
+//   corridor: trajectories, episodes, seed    --episodes, --eval-episodes, --pool-seed
+//   corridor: expert_mass, safe_probability   (options)
+//
+// The report's results (seconds, methods, certificate, the per-seed records, the pool's
+// counts, the task's budget and cost range) are known keys and not read. Any other key, or a
+// value of the wrong kind, is refused with BadInput naming the key: `--config r.json:
+// settings.alfa: not an option a pipeline report records`. A value is checked by the flag's own
+// parser, so range errors name both: `settings.alpha: --alpha: 1.5 must lie in (0, 1)`.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "arguments.hpp"
+#include "bad_input.hpp"
+#include "format.hpp"
+#include "json_reader.hpp"
+#include "table_reader.hpp"
+
+namespace ltt::cli {
+
+struct PipelineConfig {
+  std::string task;  // the report's task, "" when it names none
+  // flag name (without "--") and its value as text ("" for a boolean flag that is set)
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::optional<std::vector<std::int64_t>> value_hidden, policy_hidden;
+  std::optional<double> return_weight_kappa, reward_fraction;
+  std::optional<double> expert_mass, safe_probability;  // the corridor study's q and p_s
+
+  // The flags to append to the command line: those the user did not type.
+  std::vector<std::string> missing_flags(const Arguments& typed) const {
+    std::vector<std::string> out;
+    for (const auto& [name, value] : flags)
+      if (!typed.given(name)) out.push_back(value.empty() ? cat("--", name) : cat("--", name, "=", value));
+    return out;
+  }
+};
+
+// A pipeline report is tens of kilobytes; a config file may not exceed this.
+inline constexpr std::size_t max_config_bytes = std::size_t{1} << 22;
+// Hidden layers a config may ask for (a network's parameters grow with the square of the width).
+inline constexpr std::int64_t max_config_width = 4096;
+inline constexpr std::size_t max_config_layers = 8;
+
+namespace detail {
+
+// A key of the report and the flag whose value it is.
+struct ConfigFlag {
+  std::string_view key, flag;
+};
+
+inline constexpr ConfigFlag report_flags[] = {{"task", "task"}, {"preset", "preset"}};
+inline constexpr ConfigFlag pool_flags[] = {{"pool_seed", "pool-seed"}};
+inline constexpr ConfigFlag settings_flags[] = {
+    {"pairs", "pairs"},
+    {"segment_length", "segment"},
+    {"members", "members"},
+    {"value_epochs", "value-epochs"},
+    {"policy_epochs", "policy-epochs"},
+    {"calibration_size", "n"},
+    {"alpha", "alpha"},
+    {"delta", "delta"},
+    {"eval_episodes", "eval-episodes"},
+    {"validation_draws", "validation-draws"},
+    {"backend", "backend"}};
+inline constexpr ConfigFlag corridor_flags[] = {{"task", "task"},
+                                                {"trajectories", "episodes"},
+                                                {"episodes", "eval-episodes"},
+                                                {"seed", "pool-seed"}};
+
+class ConfigReader {
+ public:
+  ConfigReader(std::string file, std::span<const Flag> table)
+      : file_(std::move(file)), table_(table) {}
+
+  PipelineConfig read(const JsonValue& report) {
+    need("the top level", report, JsonValue::Kind::object);
+    if (const JsonValue* task = report.find("task")) {
+      need("task", *task, JsonValue::Kind::string);
+      config_.task = task->text;
+    }
+    if (config_.task == "corridor")
+      corridor(report);
+    else
+      pipeline(report);
+    return std::move(config_);
+  }
+
+ private:
+  [[noreturn]] void refuse(std::string_view key, std::string_view what) const {
+    throw BadInput(cat("--config ", file_, ": ", key, ": ", what));
+  }
+
+  void need(std::string_view key, const JsonValue& v, JsonValue::Kind kind) const {
+    if (v.kind != kind) refuse(key, cat(kind_name(v.kind), " where ", kind_name(kind), " is due"));
+  }
+
+  double real(std::string_view key, const JsonValue& v) const {
+    need(key, v, JsonValue::Kind::number);
+    return v.number;
+  }
+
+  const Flag& flag_named(std::string_view name) const {
+    for (const Flag& f : table_)
+      if (f.name == name) return f;
+    throw std::logic_error(cat("ConfigReader: no flag --", name));
+  }
+
+  // v as the value of --flag: a number for a numeric flag, a string for a text flag, a boolean
+  // for a boolean flag (false leaves it unset).
+  void set_flag(std::string_view key, const JsonValue& v, std::string_view flag) {
+    switch (flag_named(flag).kind) {
+      case FlagKind::count:
+      case FlagKind::open_unit:
+      case FlagKind::unit: need(key, v, JsonValue::Kind::number); break;
+      case FlagKind::text: need(key, v, JsonValue::Kind::string); break;
+      case FlagKind::boolean:
+        need(key, v, JsonValue::Kind::boolean);
+        if (v.boolean) add_flag(key, flag, "");
+        return;
+    }
+    add_flag(key, flag, v.text);
+  }
+
+  // --flag=text ("" for a boolean), checked now by the flag's own parser, so that a bad value
+  // is reported against the key rather than as if the user had typed it.
+  void add_flag(std::string_view key, std::string_view flag, std::string text) {
+    Flag alone = flag_named(flag);
+    alone.required = false;
+    const Command one{"pipeline", "", std::span(&alone, 1)};
+    const std::string token =
+        alone.kind == FlagKind::boolean ? cat("--", flag) : cat("--", flag, "=", text);
+    const std::string_view args[] = {token};
+    try {
+      (void)parse(one, args);
+    } catch (const BadInput& e) {
+      refuse(key, e.what());
+    }
+    config_.flags.emplace_back(std::string(flag), std::move(text));
+  }
+
+  std::vector<std::int64_t> widths(std::string_view key, const JsonValue& v) const {
+    need(key, v, JsonValue::Kind::array);
+    if (v.items.empty() || v.items.size() > max_config_layers)
+      refuse(key, cat("a network needs 1 to ", std::to_string(max_config_layers), " hidden layers"));
+    std::vector<std::int64_t> out;
+    for (const JsonValue& w : v.items) {
+      need(key, w, JsonValue::Kind::number);
+      if (!(w.number >= 1 && w.number <= static_cast<double>(max_config_width)) ||
+          w.number != static_cast<double>(static_cast<std::int64_t>(w.number)))
+        refuse(key, cat(w.text, " is not a width in [1, ", std::to_string(max_config_width),
+                        "] (the parameters grow with the square of the width)"));
+      out.push_back(static_cast<std::int64_t>(w.number));
+    }
+    return out;
+  }
+
+  // Every member of `object` (`where.key` in messages): a key of `flags` sets its flag, a key
+  // of `results` is known and not read, and any other goes to `other`, which says whether it
+  // knew the key.
+  template <class Other>
+  void members(const JsonValue& object, std::string_view where, std::span<const ConfigFlag> flags,
+               std::initializer_list<std::string_view> results, Other other) {
+    need(where.empty() ? "the top level" : where, object, JsonValue::Kind::object);
+    for (const JsonMember& m : object.members) {
+      const std::string key = where.empty() ? m.key : cat(where, ".", m.key);
+      const auto mapped = std::find_if(flags.begin(), flags.end(),
+                                       [&](const ConfigFlag& f) { return f.key == m.key; });
+      if (mapped != flags.end())
+        set_flag(key, m.value, mapped->flag);
+      else if (std::find(results.begin(), results.end(), m.key) == results.end() &&
+               !other(key, m.key, m.value))
+        refuse(key, cat("not an option a ", config_.task == "corridor" ? "corridor" : "pipeline",
+                        " report records"));
+    }
+  }
+
+  void pipeline(const JsonValue& report) {
+    members(report, "", report_flags, {"budget", "seconds", "certified_seeds", "methods", "certificate"},
+            [&](const std::string& key, std::string_view name, const JsonValue& v) {
+              if (name == "pool") pool(key, v);
+              else if (name == "settings") settings(key, v);
+              else if (name == "seeds") seeds(key, v);
+              else return false;
+              return true;
+            });
+  }
+
+  void pool(const std::string& where, const JsonValue& pool) {
+    // pool.source is the --dataset of the run, null for a generated pool; with a dataset the
+    // episodes are the file's, recorded and not an option.
+    const JsonValue* source = pool.find("source");
+    const bool dataset = source != nullptr && source->kind != JsonValue::Kind::null;
+    members(pool, where, pool_flags, {"transitions", "unsafe", "mean_return", "mean_cost"},
+            [&](const std::string& key, std::string_view name, const JsonValue& v) {
+              if (name == "source") {
+                if (dataset) set_flag(key, v, "dataset");
+              } else if (name == "episodes") {
+                if (dataset)
+                  need(key, v, JsonValue::Kind::number);
+                else
+                  set_flag(key, v, "episodes");
+              } else {
+                return false;
+              }
+              return true;
+            });
+  }
+
+  void settings(const std::string& where, const JsonValue& settings) {
+    // "observations" spells normalize_observations out ("z-scored" or "raw"); either sets it.
+    std::optional<bool> normalized, z_scored;
+    members(settings, where, settings_flags, {"cost_range"},
+            [&](const std::string& key, std::string_view name, const JsonValue& v) {
+              if (name == "normalize_observations") {
+                need(key, v, JsonValue::Kind::boolean);
+                normalized = v.boolean;
+              } else if (name == "observations") {
+                need(key, v, JsonValue::Kind::string);
+                if (v.text != "z-scored" && v.text != "raw")
+                  refuse(key, cat(in_quotes(v.text), " is neither 'z-scored' nor 'raw'"));
+                z_scored = v.text == "z-scored";
+              } else if (name == "value_hidden") {
+                config_.value_hidden = widths(key, v);
+              } else if (name == "policy_hidden") {
+                config_.policy_hidden = widths(key, v);
+              } else if (name == "return_weight_kappa") {
+                config_.return_weight_kappa = real(key, v);
+              } else if (name == "reward_fraction") {
+                config_.reward_fraction = real(key, v);
+              } else {
+                return false;
+              }
+              return true;
+            });
+    if (normalized && z_scored && *normalized != *z_scored)
+      refuse(cat(where, ".observations"),
+             cat(*z_scored ? "'z-scored'" : "'raw'", " contradicts normalize_observations = ",
+                 *normalized ? "true" : "false"));
+    if (!normalized.value_or(z_scored.value_or(true)))
+      add_flag(cat(where, ".normalize_observations"), "raw-observations", "");
+  }
+
+  // The report's seeds are 1..S, as --seeds S runs them; the rest of each record is results.
+  void seeds(const std::string& where, const JsonValue& seeds) {
+    need(where, seeds, JsonValue::Kind::array);
+    if (seeds.items.empty()) refuse(where, "an empty list (a run has at least one seed)");
+    for (std::size_t i = 0; i < seeds.items.size(); ++i) {
+      const std::string record = cat(where, "[", std::to_string(i), "]");
+      need(record, seeds.items[i], JsonValue::Kind::object);
+      const JsonValue* seed = seeds.items[i].find("seed");
+      if (seed == nullptr) refuse(record, "no 'seed'");
+      need(cat(record, ".seed"), *seed, JsonValue::Kind::number);
+      if (seed->number != static_cast<double>(i + 1))
+        refuse(cat(record, ".seed"), cat(seed->text, " where ", std::to_string(i + 1),
+                                         " is due (--seeds S runs seeds 1..S in order)"));
+    }
+    add_flag(where, "seeds", std::to_string(seeds.items.size()));
+  }
+
+  void corridor(const JsonValue& report) {
+    members(report, "", corridor_flags,
+            {"budget", "seconds", "methods_horizon", "methods", "certificate", "certificate_note",
+             "pool_unsafe_fraction", "rows"},
+            [&](const std::string& key, std::string_view name, const JsonValue& v) {
+              if (name == "expert_mass") config_.expert_mass = real(key, v);
+              else if (name == "safe_probability") config_.safe_probability = real(key, v);
+              else return false;
+              return true;
+            });
+  }
+
+  std::string file_;
+  std::span<const Flag> table_;
+  PipelineConfig config_;
+};
+
+}  // namespace detail
+
+// Reads FILE (at most max_config_bytes, strict JSON) as a pipeline report's options, each
+// checked against the flag table of `ltt pipeline`. BadInput names the file and the key.
+inline PipelineConfig read_pipeline_config(const std::string& file, std::span<const Flag> table) {
+  const std::string text = read_whole_file(file, max_config_bytes);
+  JsonValue report;
+  try {
+    report = parse_json(text, {max_config_bytes, 64});
+  } catch (const JsonError& e) {
+    throw BadInput(cat("--config ", file, ":", e.what()));
+  }
+  return detail::ConfigReader(file, table).read(report);
+}
+
+}  // namespace ltt::cli
