@@ -1,5 +1,6 @@
-// The Python module `ltt` (docs/python.md): the two header libraries for numpy users, and the
-// reference pipeline's safety value and DSRL I/O. Errors from the libraries
+// The compiled module ltt._ltt, whose public names the package `ltt` re-exports after its CPU
+// check (python/ltt/__init__.py, docs/python.md): the two header libraries for numpy users, and
+// the reference pipeline's safety value and DSRL I/O. Errors from the libraries
 // (std::invalid_argument, whose message names the parameter and its value; data::DataError and
 // learning::ModelFileError derive from it) arrive as ValueError with that message; wrong dtypes
 // as TypeError (convert.hpp).
@@ -56,7 +57,7 @@ class Certificate(Record):
         return "Certificate(" + dict.__repr__(self) + ")"
 )py";
 
-PYBIND11_MODULE(ltt, m) {
+PYBIND11_MODULE(_ltt, m) {
   namespace py = pybind11;
   m.doc() =
       "ltt: certified composition of offline-RL training sets (docs/python.md).\n\n"

@@ -4,22 +4,25 @@
 // LTT_NATIVE) so that results are the same bytes on every such machine. This file alone is
 // compiled for the baseline x86-64 (it is built without the project's flags), and its check
 // runs as a constructor of priority 101, before the program's own static initializers and
-// main(), which may already use AVX2.
+// main(), which may already use AVX2. The Python module asks the same question at import
+// (python/src/cpu.cpp).
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "cpu_support.hpp"
 
 namespace {
 
 [[gnu::constructor(101)]] void require_build_cpu() {
-#if defined(LTT_CPU_REQUIRES_X86_64_V3) && (defined(__x86_64__) || defined(__i386__))
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-      !__builtin_cpu_supports("bmi2")) {
-    std::fputs(
-        "ltt: this build targets x86-64-v3 (AVX2, FMA, BMI2) and this CPU lacks them; rebuild "
-        "on this machine with cmake -DLTT_NATIVE=ON\n",
-        stderr);
+#if defined(LTT_CPU_REQUIRES_X86_64_V3)
+  const std::string missing = ltt::cpu::missing_x86_64_v3_features();
+  if (!missing.empty()) {
+    std::fprintf(stderr,
+                 "ltt: this build targets x86-64-v3 (AVX2, FMA, BMI2) and this CPU lacks %s; "
+                 "rebuild on this machine with cmake -DLTT_NATIVE=ON\n",
+                 missing.c_str());
     std::_Exit(2);
   }
 #endif

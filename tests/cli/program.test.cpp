@@ -277,3 +277,17 @@ TEST_CASE("standard output that cannot be written: exit 1, one line") {
   CHECK(r.code == 1);
   CHECK(lines(r.err) == 1);
 }
+
+TEST_CASE("a CPU without AVX2, FMA and BMI2 (qemu's Nehalem): exit 2 and one line, not SIGILL") {
+  if (std::string(LTT_QEMU_X86_64).empty() || !LTT_CPU_CHECKED) {
+    MESSAGE("not run: needs qemu-x86_64 (qemu-user) and an x86-64-v3 build without sanitizers");
+    return;
+  }
+  const Result r = shell(std::string("'") + LTT_QEMU_X86_64 + "' -cpu Nehalem '" + LTT_PROGRAM +
+                         "' rate --N 2000 --N1 300 --U1 50 --n 200");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "ltt: this build targets x86-64-v3 (AVX2, FMA, BMI2) and this CPU lacks avx2, fma, bmi2; "
+        "rebuild on this machine with cmake -DLTT_NATIVE=ON\n");
+}

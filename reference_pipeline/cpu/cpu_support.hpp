@@ -1,0 +1,32 @@
+// Which of the CPU features an x86-64-v3 build relies on this CPU lacks.
+//
+// GCC's __builtin_cpu_supports reads CPUID (and, for AVX2 and FMA, whether the OS saves the
+// YMM registers). AVX2, FMA and BMI2 are the extensions of x86-64-v3 that GCC's code for the
+// project uses; a CPU with them has the rest of the level too. A caller must be compiled for
+// the baseline x86-64, so that asking cannot itself fault: the program's start-up check
+// (cpu_check.cpp) and the Python module's (python/src/cpu.cpp).
+#pragma once
+
+#include <string>
+
+namespace ltt::cpu {
+
+// The lowercase names (as /proc/cpuinfo spells them) of the missing features, separated by
+// ", "; empty when the CPU has them all, or on another architecture.
+inline std::string missing_x86_64_v3_features() {
+  std::string missing;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  const auto note = [&missing](bool present, const char* name) {
+    if (present) return;
+    if (!missing.empty()) missing += ", ";
+    missing += name;
+  };
+  note(__builtin_cpu_supports("avx2"), "avx2");
+  note(__builtin_cpu_supports("fma"), "fma");
+  note(__builtin_cpu_supports("bmi2"), "bmi2");
+#endif
+  return missing;
+}
+
+}  // namespace ltt::cpu
