@@ -26,6 +26,7 @@
 #include <data/text.hpp>
 
 #include "run_program.hpp"
+#include "../support/unix_socket.hpp"
 
 using namespace ltt_cli_test;
 using ltt::data::cat;  // GCC 12 warns falsely on some chains of string + (bug 105329)
@@ -39,18 +40,7 @@ void write_text(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-// A socket bound at `p` (the file stays after the descriptor is closed).
-bool make_socket(const fs::path& p) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (p.string().size() >= sizeof address.sun_path) return false;
-  std::strcpy(address.sun_path, p.c_str());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
-  ::close(fd);
-  return bound;
-}
+using ltt_test::make_socket;
 
 // The special files every case aims at, in special/ of the working directory.
 struct Special {

@@ -24,6 +24,7 @@
 #include <data/atomic_output.hpp>
 
 #include "data_test.hpp"
+#include "../support/unix_socket.hpp"
 
 using namespace ltt_data_test;
 
@@ -41,18 +42,7 @@ std::string node(const fs::path& p) {
   return cat(std::to_string(st.st_mode & S_IFMT), " ", std::to_string(st.st_ino));
 }
 
-// A socket bound at `p` (the file stays after the descriptor is closed).
-bool make_socket(const fs::path& p) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (p.string().size() >= sizeof address.sun_path) return false;
-  std::strcpy(address.sun_path, p.c_str());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
-  ::close(fd);
-  return bound;
-}
+using ltt_test::make_socket;
 
 // A file size limit of `bytes` with SIGXFSZ ignored, so a write past it fails with EFBIG as a
 // write to a full disk fails with ENOSPC; restored on scope exit.
