@@ -250,14 +250,24 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
       options.label_cap = n;
       options.target_step = 0;
       options.prior = prior;
-      std::int64_t certified = 0, labels = 0, refused_early = 0;
+      cur::SequentialSelectionOptions no_refusal = options;
+      no_refusal.early_refusal = false;
+      std::int64_t certified = 0, labels = 0, refused_early = 0, refusal_lost = 0, labels_no_refusal = 0;
       for (std::int64_t r = 0; r < reps; ++r) {
-        const auto c = cur::sequential_selection(pool.scores, pool.unsafe,
-                                                 7000 + static_cast<std::uint64_t>(r), options);
+        const std::uint64_t seed = 7000 + static_cast<std::uint64_t>(r);
+        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, seed, options);
         certified += c.certified;
         labels += c.labels_used;
         refused_early += c.reason == cur::StoppingReason::early_refusal;
+        // the same label order without early refusal: did the rule give up a certificate?
+        const auto d = cur::sequential_selection(pool.scores, pool.unsafe, seed, no_refusal);
+        refusal_lost += d.certified && !c.certified;
+        labels_no_refusal += d.labels_used;
       }
+      MESSAGE("u1 = " << pc.u1 << ", prior Beta(" << prior.a << ", " << prior.b
+                      << "): early refusal gave up " << refusal_lost << " certificates, saved "
+                      << static_cast<double>(labels_no_refusal - labels) / reps << " labels a run");
+      CHECK(refusal_lost == 0);
       const double mean_labels = static_cast<double>(labels) / reps;
       const double rate = static_cast<double>(certified) / reps;
       MESSAGE("u1 = " << pc.u1 << ", sequential, prior Beta(" << prior.a << ", " << prior.b
