@@ -40,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include <ltt/bounds.hpp>
 #include <ltt/detail/check.hpp>
 #include <ltt/detail/int128.hpp>
 #include <ltt/pvalue.hpp>
@@ -51,15 +52,6 @@ struct BetaBinomialPrior {
   double a = 1.0;
   double b = 1.0;
 };
-
-namespace detail {
-
-inline void require_positive_finite(std::string_view function, std::string_view parameter,
-                                    double x) {
-  if (!(x > 0.0 && x < 1e300)) invalid(function, parameter, show(x), "must be positive and finite");
-}
-
-}  // namespace detail
 
 class SequentialCompositionPvalue {
  public:
@@ -73,8 +65,8 @@ class SequentialCompositionPvalue {
     if (null_boundary < 1 || null_boundary > N_sel)
       detail::invalid(fn, "null_boundary", detail::show(null_boundary),
                       "must lie in [1, N_sel = " + detail::show(N_sel) + "]");
-    detail::require_positive_finite(fn, "prior.a", prior.a);
-    detail::require_positive_finite(fn, "prior.b", prior.b);
+    detail::bounds::require_positive_finite(fn, "prior.a", prior.a);
+    detail::bounds::require_positive_finite(fn, "prior.b", prior.b);
   }
 
   // The composition test's H0 at risk target alpha: U* = floor(alpha N_sel) + 1.
