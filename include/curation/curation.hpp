@@ -9,6 +9,7 @@
 #include <curation/selection.hpp>
 #include <curation/calibration.hpp>
 #include <curation/calibrated_selection.hpp>
+#include <curation/sequential_selection.hpp>
 #include <curation/v_filter.hpp>
 #include <curation/reward_curation.hpp>
 #include <curation/mean_cost_certificate.hpp>

@@ -6,3 +6,4 @@
 #include <ltt/fixed_sequence.hpp>
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
+#include <ltt/sequential_pvalue.hpp>

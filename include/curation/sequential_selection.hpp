@@ -1,0 +1,275 @@
+#pragma once
+// Sequential calibrated selection (issue 16): the calibrated selection of
+// <curation/calibrated_selection.hpp> with labels bought one at a time, stopped as soon as the
+// answer is known. The grid, the nested selections S(lambda_j) and the hypotheses
+// H_j: U_j >= U*_j = floor(alpha N_j) + 1 are those of the fixed-n walk; only the p-values
+// change, to the anytime-valid ones of <ltt/sequential_pvalue.hpp>.
+//
+// Labels come in a uniformly random order fixed by a seed (draw_label_order: the first
+// label_cap positions of a uniform permutation of the pool). Every prefix is then a uniform
+// draw without replacement from the pool, and the labels that land in S_j arrive as a uniform
+// draw without replacement from S_j, which is what makes each p_j(t) anytime valid.
+//
+// After every label, each p_j it lands in is updated and the strict fixed-sequence walk is
+// rerun on the current p_j(t). The p_j(t) are running minima, so once H_j is rejected it stays
+// rejected and the certified depth never decreases; the walk is kept incrementally, which is
+// the same walk as ltt::fixed_sequence on the current p-values.
+//
+// Why a certificate at any stopping time is valid: let H_s be the first true null in grid
+// order. A false certification needs H_s rejected at the stopping time T, i.e. p_s(T) <= delta,
+// which implies that p_s(t) <= delta for some t; that event has probability at most delta
+// (Ville's inequality, whatever T is). The stopping rules, applied after each label:
+//  - label_cap: label_cap labels used;
+//  - target_certified: step target_step (or a deeper one) is certified;
+//  - early_refusal: nothing is certified and even if every label left under the cap landed in
+//    S_1 and were safe, p_1 would stay above delta: the run can only end in refusal.
+// Each is a stopping time of the label sequence, and the bound above holds at every stopping
+// time, so none of them costs validity; they only decide how many labels are bought. (The
+// early-refusal rule checks the all-safe continuation, which is the best continuation in all
+// but edge cases of the prior; a rare run it refuses might have certified later. That loses
+// power, never validity.)
+//
+// A refusal here has no uncertified fallback: the fixed-n fallback's Clopper-Pearson bound
+// assumes a fixed sample size, which an optionally stopped sample does not have.
+
+#include <curation/detail/check.hpp>
+#include <curation/detail/random.hpp>
+#include <curation/threshold_grid.hpp>
+#include <ltt/detail/check.hpp>
+#include <ltt/pvalue.hpp>
+#include <ltt/sequential_pvalue.hpp>
+
+#include <algorithm>
+#include <concepts>
+#include <functional>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace ltt::curation {
+
+enum class StoppingReason { label_cap, target_certified, early_refusal };
+
+constexpr std::string_view stopping_reason_name(StoppingReason reason) {
+  switch (reason) {
+    case StoppingReason::label_cap: return "label_cap";
+    case StoppingReason::target_certified: return "target_certified";
+    case StoppingReason::early_refusal: return "early_refusal";
+  }
+  return "unknown";
+}
+
+struct SequentialSelectionOptions {
+  double alpha = 0.25;
+  double delta = 0.1;
+  std::vector<double> quantiles{paper_grid_quantiles.begin(), paper_grid_quantiles.end()};
+  std::int64_t label_cap = 200;             // n_max, at most the pool size
+  std::optional<std::int64_t> target_step;  // stop once this grid step (0-based) is certified
+  bool early_refusal = true;
+  ltt::BetaBinomialPrior prior{};           // of every p_j
+};
+
+// One grid step at the stop: everything needed to recompute p_j from the label order.
+struct SequentialStep {
+  double quantile = 0.0;                        // q_j
+  double lambda = 0.0;                          // lambda_j
+  std::int64_t N = 0;                           // N_j = |S(lambda_j)|
+  std::int64_t null_boundary = 0;               // U*_j
+  std::int64_t m = 0;                           // labels that landed in S(lambda_j)
+  std::int64_t k = 0;                           // of those, unsafe
+  double p = 1.0;                               // anytime p-value p_j at the stop
+  bool rejected = false;                        // H_j rejected by the walk: S(lambda_j) certified
+  std::optional<std::int64_t> certified_after;  // labels used when it was first rejected
+};
+
+struct SequentialCertificate {
+  double alpha = 0.0;
+  double delta = 0.0;
+  std::int64_t pool_size = 0;
+  std::int64_t label_cap = 0;
+  std::optional<std::int64_t> target_step;
+  std::int64_t grid_size = 0;
+  std::vector<double> merged_quantiles;
+  std::vector<SequentialStep> steps;  // every grid step, in order
+
+  std::int64_t labels_used = 0;
+  std::int64_t unsafe_labels = 0;
+  StoppingReason reason = StoppingReason::label_cap;
+  std::vector<std::int64_t> depth_trace;  // certified steps after each label, nondecreasing
+
+  bool certified = false;
+  std::optional<std::int64_t> certified_step;  // deepest certified grid step
+  double threshold = 0.0;                      // its lambda (0 when refused)
+  double quantile = 0.0;                       // its q
+  std::int64_t selection_size = 0;             // its N_j (0 when refused)
+};
+
+// The first `count` positions of a uniform random permutation of {0, ..., pool_size - 1}, in
+// draw order (partial Fisher-Yates on the seeded std::mt19937_64 of draw_calibration). Every
+// prefix is a uniform draw without replacement.
+inline std::vector<std::int64_t> draw_label_order(std::int64_t pool_size, std::int64_t count,
+                                                  std::uint64_t seed) {
+  constexpr std::string_view fn = "ltt::curation::draw_label_order";
+  ltt::detail::require_count(fn, "pool_size", pool_size);
+  ltt::detail::require_count(fn, "count", count);
+  ltt::detail::require_at_most(fn, "count", count, "pool_size", pool_size);
+  std::mt19937_64 rng(seed);
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(pool_size));
+  for (std::int64_t i = 0; i < pool_size; ++i) perm[static_cast<std::size_t>(i)] = i;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::int64_t j = i + detail::uniform_below(rng, pool_size - i);
+    std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
+  }
+  perm.resize(static_cast<std::size_t>(count));
+  return perm;
+}
+
+namespace detail::sequential {
+
+// Would p_1 reach delta if the next `more` labels all landed in S_1 and were safe?
+inline bool can_still_certify(ltt::SequentialCompositionPvalue p, std::int64_t more, double delta) {
+  for (std::int64_t i = 0; i < more && p.pvalue() > delta; ++i) p.update(false);
+  return p.pvalue() <= delta;
+}
+
+}  // namespace detail::sequential
+
+// The walk on finite scores, asking unsafe_of(position) for the label of each position of
+// `order` in turn (a uniformly random order: draw_label_order) until a stopping rule fires.
+template <class UnsafeOf>
+  requires std::invocable<UnsafeOf&, std::int64_t>
+SequentialCertificate sequential_selection(std::span<const double> scores,
+                                           std::span<const std::int64_t> order,
+                                           UnsafeOf&& unsafe_of,
+                                           const SequentialSelectionOptions& options = {}) {
+  constexpr std::string_view fn = "ltt::curation::sequential_selection";
+  ltt::detail::require_open_unit(fn, "alpha", options.alpha);
+  ltt::detail::require_open_unit(fn, "delta", options.delta);
+  detail::require_nonempty(fn, "scores", scores.size());
+  detail::require_finite(fn, "scores", scores);
+  const std::int64_t N = detail::ssize(scores.size());
+  if (options.label_cap < 1 || options.label_cap > N)
+    detail::invalid(fn, "label_cap", detail::show(options.label_cap),
+                    "must lie in [1, pool size = " + detail::show(N) + "]");
+  if (detail::ssize(order.size()) < options.label_cap)
+    detail::invalid(fn, "order.size()", detail::show(detail::ssize(order.size())),
+                    "must be at least label_cap = " + detail::show(options.label_cap));
+
+  const ThresholdGrid grid = threshold_grid(scores, options.quantiles);
+  const std::int64_t J = grid.size();
+  if (options.target_step && (*options.target_step < 0 || *options.target_step >= J))
+    detail::invalid(fn, "target_step", detail::show(*options.target_step),
+                    "must be a grid step in [0, " + detail::show(J) + ")");
+
+  SequentialCertificate c;
+  c.alpha = options.alpha;
+  c.delta = options.delta;
+  c.pool_size = N;
+  c.label_cap = options.label_cap;
+  c.target_step = options.target_step;
+  c.grid_size = J;
+  c.merged_quantiles = grid.merged_quantiles;
+  std::vector<ltt::SequentialCompositionPvalue> p;
+  p.reserve(static_cast<std::size_t>(J));
+  for (std::int64_t j = 0; j < J; ++j) {
+    const auto s = static_cast<std::size_t>(j);
+    SequentialStep step;
+    step.quantile = grid.quantile[s];
+    step.lambda = grid.lambda[s];
+    step.N = grid.selection_size[s];
+    step.null_boundary = ltt::null_boundary(step.N, options.alpha);
+    c.steps.push_back(step);
+    p.emplace_back(step.N, step.null_boundary, options.prior);
+  }
+
+  std::vector<bool> seen(static_cast<std::size_t>(N), false);
+  std::int64_t depth = 0;  // certified steps: H_0 .. H_{depth-1} rejected
+  for (std::int64_t t = 0;; ++t) {
+    const std::int64_t position = order[static_cast<std::size_t>(t)];
+    if (position < 0 || position >= N)
+      detail::invalid(fn, detail::at("order", static_cast<std::size_t>(t)), detail::show(position),
+                      "must be a pool position in [0, " + detail::show(N) + ")");
+    if (seen[static_cast<std::size_t>(position)])
+      detail::invalid(fn, detail::at("order", static_cast<std::size_t>(t)), detail::show(position),
+                      "repeats a pool position (labels are drawn without replacement)");
+    seen[static_cast<std::size_t>(position)] = true;
+    const bool unsafe = static_cast<bool>(unsafe_of(position));
+    c.labels_used = t + 1;
+    c.unsafe_labels += unsafe;
+
+    // S(lambda_j) holds the position for every j from the first lambda_j <= its score on.
+    const double g = scores[static_cast<std::size_t>(position)];
+    const auto first = static_cast<std::int64_t>(
+        std::lower_bound(grid.lambda.begin(), grid.lambda.end(), g, std::greater<>()) -
+        grid.lambda.begin());
+    for (std::int64_t j = first; j < J; ++j) {
+      auto& step = c.steps[static_cast<std::size_t>(j)];
+      p[static_cast<std::size_t>(j)].update(unsafe);
+      step.m += 1;
+      step.k += unsafe;
+      step.p = p[static_cast<std::size_t>(j)].pvalue();
+    }
+    while (depth < J && c.steps[static_cast<std::size_t>(depth)].p <= options.delta) {
+      c.steps[static_cast<std::size_t>(depth)].rejected = true;
+      c.steps[static_cast<std::size_t>(depth)].certified_after = c.labels_used;
+      ++depth;
+    }
+    c.depth_trace.push_back(depth);
+
+    if (options.target_step && depth > *options.target_step) {
+      c.reason = StoppingReason::target_certified;
+      break;
+    }
+    if (c.labels_used == options.label_cap) {
+      c.reason = StoppingReason::label_cap;
+      break;
+    }
+    if (options.early_refusal && depth == 0) {
+      const auto& s0 = c.steps[0];
+      const std::int64_t more = std::min(options.label_cap - c.labels_used, s0.N - s0.m);
+      if (!detail::sequential::can_still_certify(p[0], more, options.delta)) {
+        c.reason = StoppingReason::early_refusal;
+        break;
+      }
+    }
+  }
+
+  c.certified = depth > 0;
+  if (c.certified) {
+    c.certified_step = depth - 1;
+    const SequentialStep& step = c.steps[static_cast<std::size_t>(depth - 1)];
+    c.threshold = step.lambda;
+    c.quantile = step.quantile;
+    c.selection_size = step.N;
+  }
+  return c;
+}
+
+// Simulation and validation on a pool whose labels are all known: the order from
+// draw_label_order(N, label_cap, seed), the labels from pool_unsafe.
+inline SequentialCertificate sequential_selection(std::span<const double> scores,
+                                                  std::span<const std::uint8_t> pool_unsafe,
+                                                  std::uint64_t seed,
+                                                  const SequentialSelectionOptions& options = {}) {
+  constexpr std::string_view fn = "ltt::curation::sequential_selection";
+  detail::require_same_size(fn, "pool_unsafe", pool_unsafe.size(), "scores", scores.size());
+  for (std::size_t i = 0; i < pool_unsafe.size(); ++i)
+    if (pool_unsafe[i] > 1)
+      detail::invalid(fn, detail::at("pool_unsafe", i), detail::show(std::int64_t{pool_unsafe[i]}),
+                      "must be 0 or 1");
+  const std::int64_t N = detail::ssize(scores.size());
+  if (options.label_cap < 1 || options.label_cap > N)
+    detail::invalid(fn, "label_cap", detail::show(options.label_cap),
+                    "must lie in [1, pool size = " + detail::show(N) + "]");
+  const std::vector<std::int64_t> order = draw_label_order(N, options.label_cap, seed);
+  return sequential_selection(
+      scores, order,
+      [&](std::int64_t position) { return pool_unsafe[static_cast<std::size_t>(position)] != 0; },
+      options);
+}
+
+}  // namespace ltt::curation

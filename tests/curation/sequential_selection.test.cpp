@@ -1,0 +1,311 @@
+// Tests for include/curation/sequential_selection.hpp: the walk's structure against the
+// fixed-n walk's grid and counts (threshold_grid, calibration_counts, ltt::fixed_sequence);
+// the stopping rules; Monte Carlo false certification on pools with purity margin in
+// [-0.02, 0) under each stopping rule (fixed seeds, Clopper-Pearson tolerance); labels saved
+// on a comfortable-margin pool against the fixed-n walk at n = 200; argument checking.
+
+#include <curation/calibrated_selection.hpp>
+#include <curation/calibration.hpp>
+#include <curation/sequential_selection.hpp>
+#include <curation/threshold_grid.hpp>
+#include <ltt/bounds.hpp>
+#include <ltt/certification_rate.hpp>
+#include <ltt/fixed_sequence.hpp>
+#include <ltt/sequential_pvalue.hpp>
+
+#include <doctest/doctest.h>
+
+#include "../support/throws.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace cur = ltt::curation;
+using ltt_test::check_throws_naming;
+
+// The validation tests' pool: scores N - i, S_1 (the top N_1) holds round(u1 N_1) unsafe and
+// the rest of the pool a fraction u_rest, each spread evenly over its ranks.
+struct Pool {
+  std::vector<double> scores;
+  std::vector<std::uint8_t> unsafe;
+};
+
+void spread(std::vector<std::uint8_t>& unsafe, std::int64_t from, std::int64_t count,
+            std::int64_t bad) {
+  for (std::int64_t i = 0; i < count; ++i)
+    unsafe[static_cast<std::size_t>(from + i)] = (i + 1) * bad / count > i * bad / count;
+}
+
+Pool make_pool(std::int64_t N, double u1, double u_rest) {
+  const std::int64_t N1 = N - cur::quantile_rank(0.85, N);
+  Pool p;
+  p.scores.resize(static_cast<std::size_t>(N));
+  p.unsafe.assign(static_cast<std::size_t>(N), 0);
+  for (std::int64_t i = 0; i < N; ++i) p.scores[static_cast<std::size_t>(i)] = static_cast<double>(N - i);
+  spread(p.unsafe, 0, N1, std::llround(u1 * static_cast<double>(N1)));
+  spread(p.unsafe, N1, N - N1, std::llround(u_rest * static_cast<double>(N - N1)));
+  return p;
+}
+
+// ltt::purity_margin of the pool's grid: alpha minus the smallest unsafe fraction U_j / N_j.
+double purity_margin(const Pool& pool, double alpha) {
+  const cur::ThresholdGrid grid = cur::threshold_grid(pool.scores);
+  std::vector<double> fractions;
+  for (std::size_t j = 0; j < grid.lambda.size(); ++j) {
+    std::int64_t U = 0;
+    for (std::size_t i = 0; i < pool.scores.size(); ++i) U += pool.scores[i] >= grid.lambda[j] ? pool.unsafe[i] : 0;
+    fractions.push_back(static_cast<double>(U) / static_cast<double>(grid.selection_size[j]));
+  }
+  return ltt::purity_margin(alpha, fractions);
+}
+
+// Every H_j true: U_j >= U*_j on every grid step.
+bool every_null_true(const Pool& pool, double alpha) {
+  const cur::ThresholdGrid grid = cur::threshold_grid(pool.scores);
+  for (std::size_t j = 0; j < grid.lambda.size(); ++j) {
+    std::int64_t U = 0;
+    for (std::size_t i = 0; i < pool.scores.size(); ++i) U += pool.scores[i] >= grid.lambda[j] ? pool.unsafe[i] : 0;
+    if (U < ltt::null_boundary(grid.selection_size[j], alpha)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("sequential_selection: the walk's grid, counts and decisions are the fixed-n walk's") {
+  // ties in the scores (three per value) so the grid merges and N_j counts ties
+  Pool pool = make_pool(300, 0.0, 0.1);
+  for (std::size_t i = 0; i < pool.scores.size(); ++i) pool.scores[i] = std::floor(pool.scores[i] / 3.0);
+  cur::SequentialSelectionOptions options;
+  options.label_cap = 250;
+  options.early_refusal = false;
+  const cur::SequentialCertificate c = cur::sequential_selection(pool.scores, pool.unsafe, 11, options);
+  CHECK(c.reason == cur::StoppingReason::label_cap);
+  CHECK(c.labels_used == 250);
+
+  const cur::ThresholdGrid grid = cur::threshold_grid(pool.scores);
+  REQUIRE(c.grid_size == grid.size());
+  REQUIRE(c.steps.size() == grid.lambda.size());
+  CHECK(c.merged_quantiles == grid.merged_quantiles);
+
+  // the labeled set as a Calibration: the fixed-n counting must agree with the walk's
+  const std::vector<std::int64_t> order = cur::draw_label_order(300, 250, 11);
+  std::vector<std::int64_t> sorted(order);
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  const cur::Calibration cal = cur::label_calibration(sorted, pool.unsafe);
+  const cur::CalibrationCounts counts = cur::calibration_counts(grid, pool.scores, cal);
+  CHECK(c.unsafe_labels == cal.unsafe_count());
+
+  std::vector<double> pvalues;
+  for (std::size_t j = 0; j < c.steps.size(); ++j) {
+    const cur::SequentialStep& s = c.steps[j];
+    CHECK(s.quantile == grid.quantile[j]);
+    CHECK(s.lambda == grid.lambda[j]);
+    CHECK(s.N == grid.selection_size[j]);
+    CHECK(s.null_boundary == ltt::null_boundary(s.N, options.alpha));
+    CHECK(s.m == counts.m[j]);
+    CHECK(s.k == counts.k[j]);
+    // p_j from the labels that landed in S_j, in arrival order
+    std::vector<std::uint8_t> in_selection;
+    for (const std::int64_t pos : order)
+      if (pool.scores[static_cast<std::size_t>(pos)] >= s.lambda)
+        in_selection.push_back(pool.unsafe[static_cast<std::size_t>(pos)]);
+    CHECK(s.p == ltt::sequential_composition_pvalue(in_selection, s.N, options.alpha));
+    pvalues.push_back(s.p);
+  }
+  const ltt::FixedSequenceResult walk = ltt::fixed_sequence(pvalues, options.delta);
+  CHECK(c.certified == walk.last_rejected.has_value());
+  CHECK(c.certified_step == walk.last_rejected);
+  REQUIRE(c.certified);  // a clean top at alpha = 0.25 certifies within 250 labels
+  for (std::size_t j = 0; j < c.steps.size(); ++j)
+    CHECK(c.steps[j].rejected == (walk.last_rejected && static_cast<std::int64_t>(j) <= *walk.last_rejected));
+  CHECK(std::is_sorted(c.depth_trace.begin(), c.depth_trace.end()));
+  CHECK(c.depth_trace.back() == (c.certified_step ? *c.certified_step + 1 : 0));
+  const auto& deepest = c.steps[static_cast<std::size_t>(*c.certified_step)];
+  CHECK(c.threshold == deepest.lambda);
+  CHECK(c.selection_size == deepest.N);
+  // certified_after is the first label count at which the trace reaches past the step
+  for (std::size_t j = 0; j < c.steps.size(); ++j)
+    if (c.steps[j].certified_after) {
+      const auto t = static_cast<std::size_t>(*c.steps[j].certified_after);
+      CHECK(c.depth_trace[t - 1] > static_cast<std::int64_t>(j));
+      if (t >= 2) CHECK(c.depth_trace[t - 2] <= static_cast<std::int64_t>(j));
+    }
+
+  // same seed, same certificate
+  const cur::SequentialCertificate again = cur::sequential_selection(pool.scores, pool.unsafe, 11, options);
+  CHECK(again.depth_trace == c.depth_trace);
+  CHECK(again.certified_step == c.certified_step);
+}
+
+TEST_CASE("sequential_selection: stopping rules") {
+  const Pool clean = make_pool(1000, 0.05, 0.1);
+  cur::SequentialSelectionOptions options;
+  options.target_step = 0;
+  const auto first = cur::sequential_selection(clean.scores, clean.unsafe, 3, options);
+  CHECK(first.reason == cur::StoppingReason::target_certified);
+  CHECK(first.certified_step == 0);
+  CHECK(first.labels_used < 200);
+  CHECK(first.depth_trace.size() == static_cast<std::size_t>(first.labels_used));
+
+  // a pool whose top is half unsafe: refused long before the cap
+  const Pool bad = make_pool(1000, 0.5, 0.5);
+  options.target_step.reset();
+  const auto refused = cur::sequential_selection(bad.scores, bad.unsafe, 3, options);
+  CHECK(refused.reason == cur::StoppingReason::early_refusal);
+  CHECK_FALSE(refused.certified);
+  CHECK(refused.labels_used < 200);
+  MESSAGE("half-unsafe top: early refusal after " << refused.labels_used << " labels");
+  options.early_refusal = false;
+  const auto capped = cur::sequential_selection(bad.scores, bad.unsafe, 3, options);
+  CHECK(capped.reason == cur::StoppingReason::label_cap);
+  CHECK(capped.labels_used == 200);
+  CHECK_FALSE(capped.certified);
+}
+
+TEST_CASE("sequential_selection: false certification <= delta on pools just over target (Monte Carlo)") {
+  constexpr double alpha = 0.25, delta = 0.1;
+  constexpr std::int64_t reps = 2000;
+  // S_1 at the boundary U_1 = U*_1 = 38 of 151 (margin -0.0017); and every S_j 1-2 points over
+  struct PoolCase {
+    double u1, u_rest;
+  };
+  const PoolCase pools[] = {{38.0 / 151.0, 0.26}, {0.265, 0.27}};
+  struct Rule {
+    std::string name;
+    std::optional<std::int64_t> target;
+    bool early_refusal;
+  };
+  const Rule rules[] = {{"cap only", std::nullopt, false},
+                        {"target step 0", 0, false},
+                        {"early refusal + target deepest", 11, true}};
+  std::uint64_t seed = 1600;
+  for (const PoolCase& pc : pools) {
+    const Pool pool = make_pool(1000, pc.u1, pc.u_rest);
+    const double margin = purity_margin(pool, alpha);
+    REQUIRE(margin < 0.0);
+    REQUIRE(margin >= -0.02);
+    REQUIRE(every_null_true(pool, alpha));
+    for (const Rule& rule : rules) {
+      cur::SequentialSelectionOptions options;
+      options.alpha = alpha;
+      options.delta = delta;
+      options.target_step = rule.target;
+      options.early_refusal = rule.early_refusal;
+      std::int64_t certified = 0, labels = 0;
+      for (std::int64_t r = 0; r < reps; ++r) {
+        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
+        certified += c.certified;
+        labels += c.labels_used;
+      }
+      ++seed;
+      const double lower = ltt::clopper_pearson_lower(certified, reps, 1e-3);
+      MESSAGE("margin " << margin << ", " << rule.name << ": false certification " << certified << "/"
+                        << reps << " = " << static_cast<double>(certified) / reps << " (99.9% lower bound "
+                        << lower << "), mean labels " << static_cast<double>(labels) / reps);
+      CHECK(lower <= delta);
+    }
+  }
+}
+
+TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, against fixed n = 200") {
+  // The paper's grid on 2000 trajectories: S_1 is the top 301, so about 15% of the labels land
+  // in it. Sequential runs stop at the first certificate (target step 0) or at the cap n = 200;
+  // the fixed-n walk draws n = 200 at once (calibrated_selection).
+  constexpr double alpha = 0.25, delta = 0.1;
+  constexpr std::int64_t reps = 500, n = 200;
+  struct PoolCase {
+    double u1, u_rest;
+  };
+  const PoolCase pools[] = {{0.02, 0.07}, {0.10, 0.15}};
+  const ltt::BetaBinomialPrior priors[] = {{1.0, 1.0}, {1.0, 9.0}};
+  for (const PoolCase& pc : pools) {
+    const Pool pool = make_pool(2000, pc.u1, pc.u_rest);
+    const double margin = purity_margin(pool, alpha);
+    std::int64_t fixed_certified = 0, fixed_depth = 0;
+    for (std::int64_t r = 0; r < reps; ++r) {
+      const auto cal = cur::label_calibration(
+          cur::draw_calibration(2000, n, 5000 + static_cast<std::uint64_t>(r)), pool.unsafe);
+      cur::CalibratedSelectionOptions o;
+      o.alpha = alpha;
+      o.delta = delta;
+      const auto sel = cur::calibrated_selection(pool.scores, cal, o);
+      fixed_certified += sel.certificate.certified;
+      if (sel.certificate.certified_step) fixed_depth += *sel.certificate.certified_step + 1;
+    }
+    MESSAGE("u1 = " << pc.u1 << " (margin " << margin << "), fixed n = " << n
+                    << ": certification rate " << static_cast<double>(fixed_certified) / reps
+                    << ", mean certified depth " << static_cast<double>(fixed_depth) / reps);
+    for (const auto prior : priors) {
+      cur::SequentialSelectionOptions options;
+      options.alpha = alpha;
+      options.delta = delta;
+      options.label_cap = n;
+      options.target_step = 0;
+      options.prior = prior;
+      cur::SequentialSelectionOptions no_refusal = options;
+      no_refusal.early_refusal = false;
+      std::int64_t certified = 0, labels = 0, refused_early = 0, refusal_lost = 0, labels_no_refusal = 0;
+      for (std::int64_t r = 0; r < reps; ++r) {
+        const std::uint64_t seed = 7000 + static_cast<std::uint64_t>(r);
+        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, seed, options);
+        certified += c.certified;
+        labels += c.labels_used;
+        refused_early += c.reason == cur::StoppingReason::early_refusal;
+        // the same label order without early refusal: did the rule give up a certificate?
+        const auto d = cur::sequential_selection(pool.scores, pool.unsafe, seed, no_refusal);
+        refusal_lost += d.certified && !c.certified;
+        labels_no_refusal += d.labels_used;
+      }
+      MESSAGE("u1 = " << pc.u1 << ", prior Beta(" << prior.a << ", " << prior.b
+                      << "): early refusal gave up " << refusal_lost << " certificates, saved "
+                      << static_cast<double>(labels_no_refusal - labels) / reps << " labels a run");
+      CHECK(refusal_lost == 0);
+      const double mean_labels = static_cast<double>(labels) / reps;
+      const double rate = static_cast<double>(certified) / reps;
+      MESSAGE("u1 = " << pc.u1 << ", sequential, prior Beta(" << prior.a << ", " << prior.b
+                      << "), target step 0: certification rate " << rate << ", mean labels "
+                      << mean_labels << " of " << n << ", early refusals " << refused_early);
+      if (pc.u1 == 0.02 && prior.b == 9.0) {
+        CHECK(mean_labels < 0.6 * n);
+        CHECK(rate >= 0.95);
+      }
+    }
+  }
+}
+
+TEST_CASE("sequential_selection: argument checking names the parameter") {
+  const Pool pool = make_pool(100, 0.1, 0.1);
+  cur::SequentialSelectionOptions o;
+  o.label_cap = 0;
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "label_cap");
+  o.label_cap = 101;
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "label_cap");
+  o.label_cap = 50;
+  o.target_step = 12;
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "target_step");
+  o.target_step.reset();
+  o.alpha = 0.0;
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "alpha");
+  o.alpha = 0.25;
+  const std::vector<std::uint8_t> short_labels(99, 0);
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, short_labels, 1, o); }, "pool_unsafe.size()");
+  std::vector<std::int64_t> order(50, 0);
+  for (std::int64_t i = 0; i < 50; ++i) order[static_cast<std::size_t>(i)] = i;
+  order[7] = 3;
+  check_throws_naming(
+      [&] { cur::sequential_selection(pool.scores, order, [](std::int64_t) { return false; }, o); },
+      "order[7]");
+  order.resize(10);
+  check_throws_naming(
+      [&] { cur::sequential_selection(pool.scores, order, [](std::int64_t) { return false; }, o); },
+      "order.size()");
+  check_throws_naming([] { cur::draw_label_order(10, 11, 1); }, "count");
+}
