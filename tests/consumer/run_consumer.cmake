@@ -1,16 +1,22 @@
 # Builds one of the consumer projects in tests/consumer/ against the ltt source tree, the way a
 # user would, and runs it.  Invoked by ctest (see tests/CMakeLists.txt) as
 #
-#   cmake -DMODE=find_package|add_subdirectory -DLTT_SOURCE_DIR=... -DLTT_VERSION=...
-#         -DWORK_DIR=... -DGENERATOR=... [-DMAKE_PROGRAM=...] -DCXX_COMPILER=...
-#         -P run_consumer.cmake
+#   cmake -DMODE=find_package|add_subdirectory|installed_libraries -DLTT_SOURCE_DIR=...
+#         -DLTT_VERSION=... -DWORK_DIR=... -DGENERATOR=... [-DMAKE_PROGRAM=...]
+#         -DCXX_COMPILER=... [-DLTT_BUILD_DIR=... -DCPU_FLAG=...] -P run_consumer.cmake
 #
-# find_package:     configure ltt alone (no tests, benchmarks or examples), install it into
-#                   WORK_DIR/prefix, then build tests/consumer/find_package against that prefix.
-# add_subdirectory: build tests/consumer/add_subdirectory, which vendors LTT_SOURCE_DIR.
+# find_package:        configure ltt alone (no tests, benchmarks, examples, program or Python
+#                      module), install it into WORK_DIR/prefix, then build
+#                      tests/consumer/find_package against that prefix.
+# add_subdirectory:    build tests/consumer/add_subdirectory, which vendors LTT_SOURCE_DIR.
+# installed_libraries: install LTT_BUILD_DIR (the build under test, program and libraries
+#                      built) into WORK_DIR/prefix, run the installed bin/ltt, then build
+#                      tests/consumer/installed_libraries (ltt::data, ltt::learning) against it.
 #
 # Either way the consumer's own compile line must carry none of ltt's project flags: -Werror,
-# -march=native and the sanitizers are for ltt's programs, never for its users.
+# -march=native and the sanitizers are for ltt's programs, never for its users. The one
+# exception is CPU_FLAG, the CPU target ltt::learning passes on (reference_pipeline/learning/),
+# which the installed_libraries consumer must carry.
 cmake_minimum_required(VERSION 3.20)
 
 foreach(var MODE LTT_SOURCE_DIR LTT_VERSION WORK_DIR GENERATOR CXX_COMPILER)
@@ -18,8 +24,13 @@ foreach(var MODE LTT_SOURCE_DIR LTT_VERSION WORK_DIR GENERATOR CXX_COMPILER)
     message(FATAL_ERROR "run_consumer.cmake: -D${var}=... is required")
   endif()
 endforeach()
-if(NOT MODE MATCHES "^(find_package|add_subdirectory)$")
-  message(FATAL_ERROR "run_consumer.cmake: MODE must be find_package or add_subdirectory, got '${MODE}'")
+if(NOT MODE MATCHES "^(find_package|add_subdirectory|installed_libraries)$")
+  message(FATAL_ERROR "run_consumer.cmake: MODE must be find_package, add_subdirectory or "
+                      "installed_libraries, got '${MODE}'")
+endif()
+if(MODE STREQUAL "installed_libraries" AND (NOT DEFINED LTT_BUILD_DIR OR NOT DEFINED CPU_FLAG))
+  message(FATAL_ERROR "run_consumer.cmake: installed_libraries needs -DLTT_BUILD_DIR=... and "
+                      "-DCPU_FLAG=... (may be empty)")
 endif()
 
 set(toolchain -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
@@ -41,9 +52,62 @@ endfunction()
 # Fails when a file, or a consumer's compile command, carries one of ltt's project-only flags.
 set(project_only_flags "-Werror|-march=|-fsanitize|ltt_project_flags")
 function(require_no_project_flags what text)
+  if(MODE STREQUAL "installed_libraries" AND NOT CPU_FLAG STREQUAL "")
+    string(REPLACE "${CPU_FLAG}" "" text "${text}")
+  endif()
   if(text MATCHES "(${project_only_flags})")
     message(FATAL_ERROR "${what} carries ltt's project-only flag '${CMAKE_MATCH_1}':\n${text}")
   endif()
+endfunction()
+
+# The package files in the prefix: present, without project-only flags, and pointing into
+# neither the source nor the build tree.
+macro(check_installed_package)
+  foreach(f include/ltt/ltt.hpp include/curation/curation.hpp
+            share/cmake/ltt/lttConfig.cmake share/cmake/ltt/lttConfigVersion.cmake
+            share/cmake/ltt/lttTargets.cmake)
+    if(NOT EXISTS "${prefix}/${f}")
+      message(FATAL_ERROR "the install did not produce ${f}")
+    endif()
+  endforeach()
+  file(GLOB exported "${prefix}/share/cmake/ltt/*.cmake")
+  foreach(f ${exported})
+    file(READ "${f}" text)
+    require_no_project_flags("installed ${f}" "${text}")
+    foreach(tree "${LTT_SOURCE_DIR}" "${LTT_BUILD_DIR}")
+      if(NOT tree STREQUAL "")
+        string(FIND "${text}" "${tree}" at)
+        if(NOT at EQUAL -1)
+          message(FATAL_ERROR "installed ${f} points into ${tree}")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endmacro()
+
+# The installed program: no run path into the build or source tree; it runs and computes.
+function(check_installed_program program)
+  file(READ_ELF "${program}" RPATH rpath RUNPATH runpath CAPTURE_ERROR elf_error)
+  if(elf_error)
+    message(FATAL_ERROR "cannot read ${program}: ${elf_error}")
+  endif()
+  foreach(tree "${LTT_BUILD_DIR}" "${LTT_SOURCE_DIR}")
+    string(FIND "${rpath};${runpath}" "${tree}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${program} keeps a run path into ${tree}: '${rpath}' '${runpath}'")
+    endif()
+  endforeach()
+  step("${program}" --version)
+  if(NOT step_output MATCHES "^ltt ${LTT_VERSION}")
+    message(FATAL_ERROR "${program} --version printed '${step_output}', not ltt ${LTT_VERSION}")
+  endif()
+  message(STATUS "${step_output}")
+  step("${program}" rate --N 2000 --N1 300 --U1 50 --n 200 --alpha 0.1 --delta 0.1 --json)
+  string(JSON rate ERROR_VARIABLE json_error GET "${step_output}" rate)
+  if(json_error)
+    message(FATAL_ERROR "${program} rate --json printed no rate: ${json_error}\n${step_output}")
+  endif()
+  message(STATUS "ltt rate: ${rate}")
 endfunction()
 
 # Flags from the environment would reach the consumer too and blur what this test checks.
@@ -63,27 +127,31 @@ if(MODE STREQUAL "find_package")
   set(prefix "${WORK_DIR}/prefix")
   step(${CMAKE_COMMAND} -S "${LTT_SOURCE_DIR}" -B "${WORK_DIR}/ltt" ${toolchain}
        -DLTT_BUILD_TESTS=OFF -DLTT_BUILD_BENCH=OFF -DLTT_BUILD_EXAMPLES=OFF -DLTT_BUILD_PROGRAM=OFF
+       -DLTT_BUILD_PYTHON=OFF
        "-DCMAKE_INSTALL_PREFIX=${prefix}")
   step(${CMAKE_COMMAND} --build "${WORK_DIR}/ltt")
   step(${CMAKE_COMMAND} --install "${WORK_DIR}/ltt")
 
-  foreach(f include/ltt/ltt.hpp include/curation/curation.hpp
-            share/cmake/ltt/lttConfig.cmake share/cmake/ltt/lttConfigVersion.cmake
-            share/cmake/ltt/lttTargets.cmake)
+  check_installed_package()
+  if(EXISTS "${prefix}/bin/ltt" OR EXISTS "${prefix}/include/ltt_reference_pipeline")
+    message(FATAL_ERROR "an install without the program has the program or its libraries")
+  endif()
+  list(APPEND consumer_args "-DCMAKE_PREFIX_PATH=${prefix}" "-DLTT_EXPECTED_PREFIX=${prefix}")
+elseif(MODE STREQUAL "installed_libraries")
+  set(prefix "${WORK_DIR}/prefix")
+  step(${CMAKE_COMMAND} --install "${LTT_BUILD_DIR}" --prefix "${prefix}")
+  check_installed_package()
+  foreach(f bin/ltt lib/libltt_data.a lib/libltt_learning.a lib/libltt_tasks.a
+            lib/libltt_pipeline.a include/ltt_reference_pipeline/data/npy.hpp
+            include/ltt_reference_pipeline/learning/learning.hpp
+            include/ltt_reference_pipeline/learning/detail/data.hpp
+            include/ltt_reference_pipeline/tasks/corridor.hpp
+            include/ltt_reference_pipeline/pipeline/pipeline.hpp)
     if(NOT EXISTS "${prefix}/${f}")
       message(FATAL_ERROR "the install did not produce ${f}")
     endif()
   endforeach()
-  file(GLOB exported "${prefix}/share/cmake/ltt/*.cmake")
-  foreach(f ${exported})
-    file(READ "${f}" text)
-    require_no_project_flags("installed ${f}" "${text}")
-    string(FIND "${text}" "${LTT_SOURCE_DIR}" at)
-    if(NOT at EQUAL -1)
-      message(FATAL_ERROR "installed ${f} points into the source tree ${LTT_SOURCE_DIR}")
-    endif()
-  endforeach()
-
+  check_installed_program("${prefix}/bin/ltt")
   list(APPEND consumer_args "-DCMAKE_PREFIX_PATH=${prefix}" "-DLTT_EXPECTED_PREFIX=${prefix}")
 else()
   list(APPEND consumer_args "-DLTT_SOURCE_DIR=${LTT_SOURCE_DIR}")
@@ -108,7 +176,13 @@ if(main_command STREQUAL "")
   message(FATAL_ERROR "no compile command for main.cpp in ${consumer_build}/compile_commands.json")
 endif()
 require_no_project_flags("the consumer's compile command" "${main_command}")
+if(MODE STREQUAL "installed_libraries" AND NOT CPU_FLAG STREQUAL "")
+  string(FIND "${main_command}" "${CPU_FLAG}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "ltt::learning did not pass ${CPU_FLAG} on to its user:\n${main_command}")
+  endif()
+endif()
 
-step("${consumer_build}/consumer")
+step("${consumer_build}/consumer" "${WORK_DIR}")
 message(STATUS "${step_output}")
 message(STATUS "consumer.${MODE}: ok")
