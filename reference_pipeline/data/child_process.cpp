@@ -142,6 +142,9 @@ void run_in_child(std::string_view file, std::string_view worker, const ChildWor
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw std::runtime_error(cat("cannot create a pipe: ", std::strerror(errno)));
   Descriptor read_end{fds[0]}, write_end{fds[1]};
+#ifdef F_SETPIPE_SZ
+  ::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);  // columns cross in fewer, larger pieces (best effort)
+#endif
   Child child;
   const pid_t parent = ::getpid();
   child.pid = ::fork();
@@ -159,7 +162,7 @@ void run_in_child(std::string_view file, std::string_view worker, const ChildWor
   Report& report = *shared.report;
   std::uint64_t progress = 0;
   Clock::time_point moved = Clock::now();
-  std::vector<unsigned char> buffer(std::size_t{1} << 16);
+  std::vector<unsigned char> buffer(std::size_t{1} << 20);
   for (;;) {
     pollfd ready{read_end.fd, POLLIN, 0};
     const int polled = ::poll(&ready, 1, 1000);
