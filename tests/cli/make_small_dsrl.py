@@ -7,43 +7,31 @@ small.hdf5        a DSRL-layout file as h5py writes DSRL's (float32 columns, h5p
                   20 episodes of 3 to 9 rows and a truncated final one, a per-row key in a group
                   (infos/step) and a root attribute: about 16 KB, mostly metadata, so that most
                   truncations and bit flips land in object headers, heaps and B-trees
-small_gzip.hdf5   the same with every key chunked, shuffled and gzip-compressed (filter
-                  pipelines, chunk B-trees)
+small_gzip.hdf5   the same with the seven keys chunked and gzip-compressed (filter pipelines,
+                  chunk B-trees)
 small_scores.npy  float64, one score per episode
+
+The datasets are built and written as the data tests' fixtures are (tests/data/make_dsrl_fixtures.py).
 """
 import os
 import sys
 
-import h5py
 import numpy as np
+
+sys.dont_write_bytecode = True  # nothing lands in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
+from make_dsrl_fixtures import dataset, write_h5  # noqa: E402
 
 
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(13)
-    lengths = rng.integers(3, 10, 20)
-    n = int(lengths.sum()) + 2
-    obs = rng.normal(size=(n + 1, 3)).astype(np.float32)
-    d = {
-        "observations": obs[:-1],
-        "next_observations": obs[1:],
-        "actions": rng.uniform(-1, 1, size=(n, 2)).astype(np.float32),
-        "rewards": rng.normal(1.0, 0.5, size=n).astype(np.float32),
-        "costs": (rng.uniform(size=n) < 0.3).astype(np.float32),
-        "terminals": np.zeros(n, dtype=bool),
-        "timeouts": np.zeros(n, dtype=bool),
-    }
-    ends = np.cumsum(lengths) - 1
-    d["terminals"][ends[1::2]] = True
-    d["timeouts"][ends[0::2]] = True
-    for name, options in (("small.hdf5", {}),
-                          ("small_gzip.hdf5", {"chunks": True, "shuffle": True, "compression": "gzip"})):
-        with h5py.File(os.path.join(out, name), "w") as f:
-            for k, v in d.items():
-                f.create_dataset(k, data=v, **options)
-            f.create_dataset("infos/step", data=np.arange(n, dtype=np.int32), **options)
-            f.attrs["env"] = "tests/cli/make_small_dsrl.py"
+    lengths = [int(n) for n in rng.integers(3, 10, 20)]
+    d = dataset(rng, lengths, ["timeout", "terminal"] * 10, 2)
+    extra = {"infos/step": np.arange(d["observations"].shape[0], dtype=np.int32)}
+    write_h5(os.path.join(out, "small.hdf5"), d, extra)
+    write_h5(os.path.join(out, "small_gzip.hdf5"), d, extra, compress=True)
     np.save(os.path.join(out, "small_scores.npy"), rng.random(len(lengths)))
 
 
