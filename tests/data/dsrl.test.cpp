@@ -6,11 +6,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include <data/child_process.hpp>
 #include <data/dsrl.hpp>
 #include <data/npy.hpp>
 
@@ -323,6 +325,46 @@ TEST_CASE("write_dsrl_selection: refusals leave no output behind") {
     CHECK(!fs::exists(out));
     CHECK(!fs::exists(wrong));
   }
+  CHECK(no_temporaries(dir));
+}
+
+TEST_CASE("corrupted HDF5: a crash inside libhdf5 is a DataError, and leaves no output") {
+  if (!LTT_TEST_HDF5) return;
+  // tests/data/hdf5-crash/README.md: files on which libhdf5 1.10 wrote or read out of bounds.
+  const fs::path crash = fs::path(LTT_DATA_SCRIPTS) / "hdf5-crash";
+  check_data_error(
+      [&] { ltt::data::load_dsrl_pool(crash / "crash-on-open.hdf5"); },
+      {"crash-on-open.hdf5: corrupted HDF5: libhdf5 crashed (", "opening key 'terminals'"});
+  for (const auto& load : {+[](const fs::path& p) { ltt::data::load_dsrl_pool(p); },
+                           +[](const fs::path& p) { ltt::data::read_dsrl(p); }})
+    check_data_error([&] { load(crash / "crash-on-write.hdf5"); },
+                     {"crash-on-write.hdf5: key 'rewards' has a malformed element type (a float "
+                      "of 4 bytes whose 32 significant bits start at bit 32256)"});
+
+  // A key besides the seven that kills libhdf5 when opened: the layout reads well, and the
+  // selection's writer dies mid-copy, in its child, after writing other keys.
+  const fs::path dir = scratch("corrupted_selection");
+  const fs::path in = fixture("dsrl/crash_in_extra_key.hdf5");
+  CHECK(ltt::data::load_dsrl_pool(in).size() == 2);
+  check_data_error(
+      [&] { ltt::data::write_dsrl_selection(in, dir / "out.hdf5", std::vector<std::int64_t>{1}); },
+      {in.string(), ": corrupted HDF5: libhdf5 crashed (", "copying 'infos/flag'"});
+  CHECK(!fs::exists(dir / "out.hdf5"));
+  CHECK(no_temporaries(dir));
+
+  // A global heap that libhdf5 parses forever: the child is stopped once it makes no progress.
+  const std::chrono::seconds saved = ltt::data::detail::child_stall_limit;
+  ltt::data::detail::child_stall_limit = std::chrono::seconds(2);
+  const fs::path hang = crash / "hang-on-write.hdf5";
+  CHECK(ltt::data::load_dsrl_pool(hang).size() == 20);
+  check_data_error(
+      [&] {
+        ltt::data::write_dsrl_selection(hang, dir / "out.hdf5", std::vector<std::int64_t>{3});
+      },
+      {"hang-on-write.hdf5: corrupted HDF5: libhdf5 hung (no progress in 2 s) copying the "
+       "attributes of its root"});
+  ltt::data::detail::child_stall_limit = saved;
+  CHECK(!fs::exists(dir / "out.hdf5"));
   CHECK(no_temporaries(dir));
 }
 
