@@ -15,6 +15,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/graded_pool.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -29,50 +30,25 @@ namespace {
 namespace cur = ltt::curation;
 using ltt_test::check_throws_naming;
 
-// The validation tests' pool: scores N - i, S_1 (the top N_1) holds round(u1 N_1) unsafe and
-// the rest of the pool a fraction u_rest, each spread evenly over its ranks.
-struct Pool {
-  std::vector<double> scores;
-  std::vector<std::uint8_t> unsafe;
-};
-
-void spread(std::vector<std::uint8_t>& unsafe, std::int64_t from, std::int64_t count,
-            std::int64_t bad) {
-  for (std::int64_t i = 0; i < count; ++i)
-    unsafe[static_cast<std::size_t>(from + i)] = (i + 1) * bad / count > i * bad / count;
-}
-
-Pool make_pool(std::int64_t N, double u1, double u_rest) {
-  const std::int64_t N1 = N - cur::quantile_rank(0.85, N);
-  Pool p;
-  p.scores.resize(static_cast<std::size_t>(N));
-  p.unsafe.assign(static_cast<std::size_t>(N), 0);
-  for (std::int64_t i = 0; i < N; ++i) p.scores[static_cast<std::size_t>(i)] = static_cast<double>(N - i);
-  spread(p.unsafe, 0, N1, std::llround(u1 * static_cast<double>(N1)));
-  spread(p.unsafe, N1, N - N1, std::llround(u_rest * static_cast<double>(N - N1)));
-  return p;
-}
+using Pool = ltt_test::GradedPool;
+constexpr auto make_pool = ltt_test::make_graded_pool;
 
 // ltt::purity_margin of the pool's grid: alpha minus the smallest unsafe fraction U_j / N_j.
 double purity_margin(const Pool& pool, double alpha) {
   const cur::ThresholdGrid grid = cur::threshold_grid(pool.scores);
+  const std::vector<std::int64_t> U = ltt_test::grid_unsafe_counts(pool, grid);
   std::vector<double> fractions;
-  for (std::size_t j = 0; j < grid.lambda.size(); ++j) {
-    std::int64_t U = 0;
-    for (std::size_t i = 0; i < pool.scores.size(); ++i) U += pool.scores[i] >= grid.lambda[j] ? pool.unsafe[i] : 0;
-    fractions.push_back(static_cast<double>(U) / static_cast<double>(grid.selection_size[j]));
-  }
+  for (std::size_t j = 0; j < U.size(); ++j)
+    fractions.push_back(static_cast<double>(U[j]) / static_cast<double>(grid.selection_size[j]));
   return ltt::purity_margin(alpha, fractions);
 }
 
 // Every H_j true: U_j >= U*_j on every grid step.
 bool every_null_true(const Pool& pool, double alpha) {
   const cur::ThresholdGrid grid = cur::threshold_grid(pool.scores);
-  for (std::size_t j = 0; j < grid.lambda.size(); ++j) {
-    std::int64_t U = 0;
-    for (std::size_t i = 0; i < pool.scores.size(); ++i) U += pool.scores[i] >= grid.lambda[j] ? pool.unsafe[i] : 0;
-    if (U < ltt::null_boundary(grid.selection_size[j], alpha)) return false;
-  }
+  const std::vector<std::int64_t> U = ltt_test::grid_unsafe_counts(pool, grid);
+  for (std::size_t j = 0; j < U.size(); ++j)
+    if (U[j] < ltt::null_boundary(grid.selection_size[j], alpha)) return false;
   return true;
 }
 

@@ -15,6 +15,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/graded_pool.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -31,31 +32,8 @@ namespace {
 namespace cur = ltt::curation;
 using ltt_test::check_throws_naming;
 
-// A pool of N trajectories ranked by score (score N - i for rank i, all distinct). The first
-// grid selection S_1 (the top N_1 = N - floor(0.85 (N - 1))) holds round(u1 N_1) unsafe, the
-// rest of the pool a fraction u_rest, each spread evenly over its ranks (Bresenham), so the
-// unsafe fraction of S(lambda_j) moves monotonically from u1 toward u_rest along the grid.
-struct Pool {
-  std::vector<double> scores;
-  std::vector<std::uint8_t> unsafe;
-};
-
-void spread(std::vector<std::uint8_t>& unsafe, std::int64_t from, std::int64_t count,
-            std::int64_t bad) {
-  for (std::int64_t i = 0; i < count; ++i)
-    unsafe[static_cast<std::size_t>(from + i)] = (i + 1) * bad / count > i * bad / count;
-}
-
-Pool make_pool(std::int64_t N, double u1, double u_rest) {
-  const std::int64_t N1 = N - cur::quantile_rank(0.85, N);
-  Pool p;
-  p.scores.resize(static_cast<std::size_t>(N));
-  p.unsafe.assign(static_cast<std::size_t>(N), 0);
-  for (std::int64_t i = 0; i < N; ++i) p.scores[static_cast<std::size_t>(i)] = static_cast<double>(N - i);
-  spread(p.unsafe, 0, N1, std::llround(u1 * static_cast<double>(N1)));
-  spread(p.unsafe, N1, N - N1, std::llround(u_rest * static_cast<double>(N - N1)));
-  return p;
-}
+using Pool = ltt_test::GradedPool;
+constexpr auto make_pool = ltt_test::make_graded_pool;
 
 bool same_bits(double a, double b) {
   return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
