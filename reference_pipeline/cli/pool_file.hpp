@@ -17,7 +17,6 @@
 //             interleaved with others; every pool trajectory needs at least one state.
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +25,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -109,14 +107,7 @@ struct PoolFile {
   }
 
   // An id as an integer, when it reads as one ("17", "+17", "-3", "007"); nullopt for a name.
-  static std::optional<std::int64_t> integer_id(std::string_view id) {
-    std::string_view body = id;
-    if (body.size() > 1 && body.front() == '+' && body[1] != '-') body.remove_prefix(1);
-    std::int64_t x = 0;
-    const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), x);
-    if (ec != std::errc{} || end != body.data() + body.size()) return std::nullopt;
-    return x;
-  }
+  static std::optional<std::int64_t> integer_id(std::string_view id) { return parse_integer(id); }
 
   // The key two spellings of one id share: an integer's decimal form, or a name's bytes. A
   // name never reads as an integer, so the two kinds of key cannot meet.

@@ -4,10 +4,10 @@
 // rounding), so a million-row pool reads in a fraction of a second.
 //
 //   CsvFile csv = CsvFile::read("pool.csv");
-//   const std::size_t id = csv.column("id");                      // BadInput if absent
+//   const std::size_t length = csv.column("length");              // BadInput if absent
 //   const std::optional<std::size_t> cost = csv.find_column("cost");
 //   for (CsvRecord row; csv.next(row);)
-//     std::int64_t x = integer_field(csv, row, id, "id");         // BadInput "pool.csv:17: ..."
+//     std::int64_t x = integer_field(csv, row, length, "length"); // BadInput "pool.csv:17: ..."
 //
 // Format (RFC 4180 with the usual leniencies): fields separated by ',', records by LF or
 // CRLF; a field may be quoted ("a, b" and "say ""hi"""), and a quoted field may hold commas,
@@ -253,20 +253,30 @@ inline std::string csv_field(std::string_view text) {
   return out;
 }
 
-// A signed 64-bit integer (an id); "42.0" or "4.2e1" are refused: ids are compared exactly.
-inline std::int64_t integer_field(const CsvFile& csv, const CsvRecord& row, std::size_t column,
-                                  std::string_view what) {
-  std::string_view text = row.fields[column];
-  if (text.empty()) csv.fail(row.line, cat(what, " is missing"));
+// `text` as a signed 64-bit integer ("17", "+17", "-3", "007"); nullopt when it is not one
+// ("42.0" and "4.2e1" are not), and *out_of_range set when it is an integer too large.
+inline std::optional<std::int64_t> parse_integer(std::string_view text,
+                                                 bool* out_of_range = nullptr) {
   std::string_view body = text;
   if (body.size() > 1 && body.front() == '+' && body[1] != '-') body.remove_prefix(1);
   std::int64_t x = 0;
   const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), x);
-  if (ec == std::errc::result_out_of_range)
-    csv.fail(row.line, cat(what, " ", in_quotes(text), " does not fit a 64-bit integer"));
-  if (ec != std::errc{} || end != body.data() + body.size())
-    csv.fail(row.line, cat(what, " ", in_quotes(text), " is not an integer"));
+  if (out_of_range) *out_of_range = ec == std::errc::result_out_of_range;
+  if (ec != std::errc{} || end != body.data() + body.size()) return std::nullopt;
   return x;
+}
+
+// A signed 64-bit integer field (a length, an episode index); "42.0" or "4.2e1" are refused.
+inline std::int64_t integer_field(const CsvFile& csv, const CsvRecord& row, std::size_t column,
+                                  std::string_view what) {
+  const std::string_view text = row.fields[column];
+  if (text.empty()) csv.fail(row.line, cat(what, " is missing"));
+  bool out_of_range = false;
+  const std::optional<std::int64_t> x = parse_integer(text, &out_of_range);
+  if (out_of_range)
+    csv.fail(row.line, cat(what, " ", in_quotes(text), " does not fit a 64-bit integer"));
+  if (!x) csv.fail(row.line, cat(what, " ", in_quotes(text), " is not an integer"));
+  return *x;
 }
 
 }  // namespace ltt::cli
