@@ -144,3 +144,15 @@ TEST_CASE("composition p-value rejects impossible counts, naming them") {
   ltt_test::check_throws_naming([] { ltt::CompositionPvalueTable(100, 0.25, 50).row(51); }, "m");
   ltt_test::check_throws_naming([] { ltt::CompositionPvalueTable(100, 0.25, 50)(6, 5); }, "k");
 }
+
+TEST_CASE("messages quote a real value as the shortest decimal that reads back as it") {
+  // A user who passed alpha = 1.1 reads 1.1, not 1.1000000000000001.
+  try {
+    ltt::composition_pvalue(1, 10, 100, 1.1);
+    FAIL("alpha = 1.1 was accepted");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("parameter 'alpha' = 1.1 ") != std::string::npos);
+  }
+  CHECK(ltt::detail::show(0.30000000000000004) == "0.30000000000000004");
+  CHECK(ltt::detail::show(5e-324) == "5e-324");
+}

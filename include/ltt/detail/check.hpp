@@ -3,12 +3,13 @@
 // std::invalid_argument whose message names the parameter and the value it got,
 // so a user can act on it without reading our source.
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace ltt::detail {
 
@@ -21,11 +22,13 @@ namespace ltt::detail {
   throw std::invalid_argument(msg);
 }
 
+// The shortest decimal that reads back as x (std::to_chars): a user who typed 0.1 reads 0.1,
+// not 0.10000000000000001, and two different doubles never print alike.
 inline std::string show(double x) {
   if (std::isnan(x)) return "nan";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  return ec == std::errc{} ? std::string(buf, end) : std::string("?");
 }
 inline std::string show(std::int64_t x) { return std::to_string(x); }
 
