@@ -49,6 +49,13 @@ int fsync_path(const fs::path& path, int flags) {
   return error;
 }
 
+// rename(2) is durable only once the directory holding the new name is on disk: without this a
+// crash after the rename can leave the old file (or none) in place.
+void sync_parent(const fs::path& path) {
+  if (const int error = fsync_path(directory_of(path), O_RDONLY | O_DIRECTORY); error != 0)
+    cannot_write(path, "fsync of the directory holding it failed", error);
+}
+
 mode_t creation_mask() {
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -155,6 +162,7 @@ void write_file_atomically(const fs::path& path,
   if (::rename(temporary.path.c_str(), path.c_str()) != 0)
     cannot_write(path, "rename failed", errno);
   temporary.keep = true;
+  sync_parent(path);
 }
 
 void write_stream_atomically(const fs::path& path,
@@ -203,6 +211,7 @@ void write_directory_atomically(const fs::path& path,
     if (::rename(temporary.path.c_str(), path.c_str()) != 0)
       cannot_write(path, "rename failed", errno);
     temporary.keep = true;
+    sync_parent(path);
     return;
   }
   // rename(2) replaces an empty directory only, so the old one moves aside first.
@@ -220,6 +229,7 @@ void write_directory_atomically(const fs::path& path,
     cannot_write(path, "rename failed", error);
   }
   temporary.keep = true;
+  sync_parent(path);
 }
 
 }  // namespace ltt::data
