@@ -315,11 +315,11 @@ std::string report_json(const pl::PipelineResult& r) {
     write_proportion(json, "false_certification", s.resampled_false_certification);
     json.end_object();
     json.key("grid").begin_array();
-    for (const pl::GridOracle& g : s.grid)
+    for (const curation::ValidationStep& g : s.grid)
       json.begin_object()
           .field("quantile", g.quantile)
           .field("N", g.N)
-          .field("unsafe", g.unsafe)
+          .field("unsafe", g.U)
           .end_object();
     json.end_array().end_object();
     json.key("value")

@@ -310,8 +310,8 @@ std::string report_markdown(const PipelineResult& r) {
     for (std::size_t j = 0; j < c.steps.size(); ++j) {
       const curation::CertificateStep& st = c.steps[j];
       double oracle = NAN;
-      for (const GridOracle& g : s.grid)
-        if (g.quantile == st.quantile) oracle = static_cast<double>(g.unsafe) / static_cast<double>(g.N);
+      for (const curation::ValidationStep& g : s.grid)
+        if (g.quantile == st.quantile) oracle = static_cast<double>(g.U) / static_cast<double>(g.N);
       md << "| " << j + 1 << " | " << fixed(st.quantile, 2) << " | " << fixed(st.lambda, 4) << " | "
          << st.N << " | " << st.m << " | " << st.k << " | " << st.null_boundary << " | "
          << probability(st.p) << " | " << (st.rejected ? "yes" : "no") << " | " << fixed(oracle, 3)
@@ -435,9 +435,9 @@ std::string certification_rate_svg(const PipelineResult& r) {
   const SeedResult& s = r.seeds.front();
   const curation::Certificate& cert = s.calibrated.certificate;
   Chart c;
-  const GridOracle& g = s.grid.front();
+  const curation::ValidationStep& g = s.grid.front();
   c.title = r.task.name + ": certification rate against n (N = " + std::to_string(cert.pool_size) +
-            ", N_1 = " + std::to_string(g.N) + ", U_1 = " + std::to_string(g.unsafe) + ")";
+            ", N_1 = " + std::to_string(g.N) + ", U_1 = " + std::to_string(g.U) + ")";
   c.x_label = "calibration labels n";
   c.y_label = "Pr[the walk certifies] (closed form)";
   Series rate = series("alpha = " + fixed(cert.alpha, 2) + ", delta = " + fixed(cert.delta, 2),
