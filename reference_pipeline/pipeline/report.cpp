@@ -475,7 +475,7 @@ std::string methods_svg(const PipelineResult& r) {
     }
   }
   cost.lines.push_back({ReferenceLine::Axis::y, r.task.budget, "budget", "#d62728", true, 1.5});
-  const std::string both[] = {render_svg(reward), render_svg(cost)};
+  const SvgFigure both[] = {figure(reward), figure(cost)};
   return side_by_side(both);
 }
 
