@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <ostream>
 #include <string>
 #include <string_view>
