@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -31,18 +30,15 @@
 #include <pipeline/pipeline.hpp>
 #include <pipeline/report.hpp>
 
-#include "certificate_json.hpp"
 #include "format.hpp"
-#include "json_writer.hpp"
 #include "output_directory.hpp"
 #include "pipeline_config.hpp"
+#include "pipeline_report.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {
 
 namespace {
-
-namespace pl = ltt::pipeline;
 
 constexpr Flag pipeline_flags[] = {
     {"task", FlagKind::text,
@@ -127,18 +123,6 @@ std::string npy_bytes(data::DType dtype, const std::vector<T>& values) {
   return bytes;
 }
 
-// A seed's hand-off files: the value's scores of every pool episode, the calibrated selection
-// (certified or fallback) as episode indices, the calibration labels in `ltt certify --labels`
-// form, and the value ensemble (a model file).
-struct SeedArtifacts {
-  std::string scores, selection, labels, model;
-};
-
-SeedArtifacts seed_artifacts(std::uint64_t seed) {
-  const std::string dir = "seed-" + std::to_string(seed) + "/";
-  return {dir + "scores.npy", dir + "selection.npy", dir + "labels.csv", dir + "model.ltt"};
-}
-
 std::vector<std::pair<std::string, std::string>> seed_files(const pl::SeedResult& s) {
   const SeedArtifacts at = seed_artifacts(s.seed);
   std::string labels = "id,unsafe\n";
@@ -149,286 +133,6 @@ std::vector<std::pair<std::string, std::string>> seed_files(const pl::SeedResult
           {at.selection, npy_bytes(data::DType::int64, s.calibrated.selected)},
           {at.labels, std::move(labels)},
           {at.model, learning::encode_models(s.value.members)}};
-}
-
-void write_interval(JsonWriter& json, std::string_view name, const pl::Interval& i) {
-  json.key(name)
-      .begin_object()
-      .field("mean", i.mean)
-      .field("low", i.low)
-      .field("high", i.high)
-      .field("seeds", i.samples)
-      .end_object();
-}
-
-void write_evaluation(JsonWriter& json, const pl::Evaluation& e) {
-  json.key("evaluation")
-      .begin_object()
-      .field("episodes", static_cast<std::int64_t>(e.costs.size()))
-      .field("mean_return", e.mean_return)
-      .field("mean_cost", e.mean_cost)
-      .field("over_budget", e.over_budget)
-      .field("delta", e.delta)
-      .field("over_budget_probability_upper", e.over_budget_upper)
-      .field("cost_upper", e.cost_upper)
-      .end_object();
-}
-
-// Where a clone's cost comes from: the data it was trained on, and the gap cloning adds.
-void write_fidelity(JsonWriter& json, const pl::MethodSummary& m) {
-  write_interval(json, "data_cost", m.data_cost);
-  write_interval(json, "cloning_gap", m.cloning_gap);
-  json.field("refused_seeds", m.refused_seeds);
-  if (m.cost.samples == 0) {
-    json.field("pooled", std::optional<double>{});
-    return;
-  }
-  json.key("pooled")
-      .begin_object()
-      .field("seeds", m.cost.samples)
-      .field("episodes", static_cast<std::int64_t>(m.pooled.costs.size()))
-      .field("mean_cost", m.pooled.mean_cost)
-      .field("over_budget", m.pooled.over_budget)
-      .field("delta", m.pooled.delta)
-      .field("over_budget_probability_upper", m.pooled.over_budget_upper)
-      .field("cost_upper", m.pooled.cost_upper)
-      .end_object();
-}
-
-std::string report_json(const pl::PipelineResult& r) {
-  std::ostringstream text;
-  JsonWriter json(text);
-  const pl::PipelineOptions& o = r.options;
-  json.begin_object()
-      .field("task", r.task.name)
-      .field("budget", r.task.budget)
-      .field("preset", o.preset)
-      .field("seconds", r.seconds);
-  json.key("pool")
-      .begin_object()
-      .field("source", o.dataset ? std::optional(r.pool_source) : std::nullopt)
-      .field("pool_seed", static_cast<std::int64_t>(o.pool_seed))
-      .field("episodes", r.pool_episodes)
-      .field("transitions", r.pool_transitions)
-      .field("unsafe", r.pool_unsafe)
-      .field("mean_return", r.pool_mean_return)
-      .field("mean_cost", r.pool_mean_cost)
-      .end_object();
-  json.key("settings")
-      .begin_object()
-      .field("pairs", o.pairs.pairs)
-      .field("segment_length", o.pairs.segment_length)
-      .field("members", o.value.members)
-      .field("value_epochs", o.value.epochs)
-      .field("policy_epochs", o.policy.epochs)
-      .field("normalize_observations", o.normalize_observations)
-      .field("observations", o.normalize_observations ? "z-scored" : "raw")
-      .field("return_weight_kappa", o.return_weight_kappa)
-      .field("cost_range", r.task.cost_range)
-      .field("calibration_size", o.calibration_size)
-      .field("alpha", o.calibration.alpha)
-      .field("delta", o.calibration.delta)
-      .field("reward_fraction", o.reward_fraction)
-      .field("eval_episodes", o.eval_episodes)
-      .field("validation_draws", o.validation_draws)
-      .field("backend", o.backend->name());
-  json.key("value_hidden").begin_array();
-  for (const std::int64_t w : o.value.hidden) json.value(w);
-  json.end_array();
-  json.key("policy_hidden").begin_array();
-  for (const std::int64_t w : o.policy.hidden) json.value(w);
-  json.end_array().end_object();
-  json.field("certified_seeds", r.certified_seeds);
-  json.key("methods").begin_array();
-  for (const pl::MethodSummary& m : r.summary) {
-    // A method whose selection was empty on every seed was never cloned: no numbers.
-    const bool ran = m.cost.samples > 0;
-    json.begin_object()
-        .field("name", m.name)
-        .field("reward", ran ? std::optional(m.reward.mean) : std::nullopt)
-        .field("cost", ran ? std::optional(m.cost.mean) : std::nullopt)
-        .field("within_budget", m.within_budget);
-    write_interval(json, "reward_ci", m.reward);
-    write_interval(json, "cost_ci", m.cost);
-    write_interval(json, "selection_size", m.selection_size);
-    write_fidelity(json, m);
-    json.end_object();
-  }
-  json.end_array();
-  // The first seed's certificate at the top level; every seed's below.
-  json.key("certificate").begin_object();
-  write_certificate_fields(json, r.seeds.front().calibrated.certificate);
-  json.end_object();
-  json.key("seeds").begin_array();
-  for (const pl::SeedResult& s : r.seeds) {
-    json.begin_object().field("seed", static_cast<std::int64_t>(s.seed));
-    json.key("certificate").begin_object();
-    write_certificate_fields(json, s.calibrated.certificate);
-    json.end_object();
-    json.key("gate")
-        .begin_object()
-        .field("outcome", curation::gate_outcome_name(s.gated.outcome))
-        .field("fraction", s.gated.fraction)
-        .field("selection_size", static_cast<std::int64_t>(s.gated.selected.size()))
-        .end_object();
-    json.key("v_filter")
-        .begin_object()
-        .field("safe_fraction", s.v_filter.safe_fraction)
-        .field("count", s.v_filter.count)
-        .field("selection_size", static_cast<std::int64_t>(s.v_filter.selected.size()))
-        .end_object();
-    json.key("return_weighted")
-        .begin_object()
-        .field("outcome", curation::gate_outcome_name(s.return_weighted.outcome))
-        .field("kappa", s.return_weighted.kappa)
-        .field("draws", s.return_weighted.outcome == curation::GateOutcome::refused
-                            ? std::int64_t{0}
-                            : static_cast<std::int64_t>(s.return_weighted.resampled.size()))
-        .field("unsafe_mass_bound", s.return_weighted.unsafe_mass_bound)
-        .end_object();
-    json.key("labels_only")
-        .begin_object()
-        .field("training_rows", s.labels_only.training_rows)
-        .field("final_loss", s.labels_only.final_loss)
-        .field("safe_fraction", s.labels_only.selection.safe_fraction)
-        .field("count", s.labels_only.selection.count)
-        .field("selection_size", static_cast<std::int64_t>(s.labels_only.selection.selected.size()))
-        .end_object();
-    {
-      const SeedArtifacts at = seed_artifacts(s.seed);
-      json.key("artifacts")
-          .begin_object()
-          .field("scores", at.scores)
-          .field("selection", at.selection)
-          .field("labels", at.labels)
-          .field("model", at.model)
-          .end_object();
-    }
-    json.key("oracle").begin_object();
-    json.field("unsafe_member_cost", s.unsafe_member_cost);
-    json.field("purity_margin", s.purity_margin)
-        .field("first_step_rate", s.first_step_rate)
-        .field("realized_unsafe_fraction", s.realized_unsafe_fraction)
-        .field("score_cost_spearman", s.score_cost_spearman);
-    json.key("resampled").begin_object().field("draws", s.resampled_certification.trials);
-    write_proportion(json, "certification", s.resampled_certification);
-    write_proportion(json, "false_certification", s.resampled_false_certification);
-    json.end_object();
-    json.key("grid").begin_array();
-    for (const pl::GridOracle& g : s.grid)
-      json.begin_object()
-          .field("quantile", g.quantile)
-          .field("N", g.N)
-          .field("unsafe", g.unsafe)
-          .end_object();
-    json.end_array().end_object();
-    json.key("value")
-        .begin_object()
-        .field("pairs", s.pairs)
-        .field("pair_attempts", s.pair_attempts)
-        .field("pair_ties", s.pair_ties)
-        .field("pair_accuracy", s.pair_accuracy);
-    json.key("final_loss").begin_array();
-    for (const double l : s.value_final_loss) json.value(l);
-    json.end_array().end_object();
-    json.key("methods").begin_array();
-    for (const pl::MethodResult& m : s.methods) {
-      json.begin_object()
-          .field("name", m.name)
-          .field("selection_size", m.selection_size)
-          .field("transitions", m.transitions)
-          .field("selection_unsafe_fraction", m.selection_unsafe_fraction)
-          .field("same_as_previous", m.same_as_previous)
-          .field("refused", m.refused)
-          .field("final_loss", m.final_loss);
-      if (m.selection_size > 0) {
-        json.field("reward", m.evaluation.mean_return).field("cost", m.evaluation.mean_cost);
-        json.field("data_cost", m.data_cost).field("cloning_gap", m.cloning_gap);
-        write_evaluation(json, m.evaluation);
-      }
-      json.end_object();
-    }
-    json.end_array();
-    json.key("seconds").begin_object();
-    for (const auto& [stage, seconds] : s.seconds) json.field(stage, seconds);
-    json.end_object().end_object();
-  }
-  json.end_array().end_object();
-  text << '\n';
-  return std::move(text).str();
-}
-
-std::string corridor_json(const pl::CorridorStudy& study, double seconds) {
-  std::ostringstream text;
-  JsonWriter json(text);
-  const pl::CorridorStudyOptions& o = study.options;
-  json.begin_object()
-      .field("task", "corridor")
-      .field("budget", 0.0)
-      .field("seconds", seconds)
-      .field("expert_mass", o.expert_mass)
-      .field("safe_probability", o.safe_probability)
-      .field("trajectories", o.trajectories)
-      .field("episodes", o.episodes)
-      .field("seed", static_cast<std::int64_t>(o.seed));
-  // methods: the four cloning rules at the longest horizon of the study
-  const std::int64_t T = o.horizons.back();
-  json.field("methods_horizon", T);
-  json.key("methods").begin_array();
-  for (const pl::CorridorRow& row : study.rows)
-    if (row.horizon == T)
-      json.begin_object()
-          .field("name", row.method)
-          .field("reward", row.expected_cost)  // reward = cost = the risky action
-          .field("cost", row.expected_cost)
-          .field("within_budget", row.expected_cost <= 0.0)
-          .field("all_safe_simulated", row.simulated)
-          .field("all_safe_closed_form", row.closed_form)
-          .end_object();
-  json.end_array();
-  json.field("certificate", std::optional<double>{});
-  json.field("certificate_note",
-             "the corridor's state is the time index alone, so a state-only value cannot rank "
-             "its trajectories; the study is the oracle analysis of the cloning operators");
-  json.key("pool_unsafe_fraction").begin_array();
-  for (const double u : study.pool_unsafe_fraction) json.value(u);
-  json.end_array();
-  json.key("rows").begin_array();
-  for (const pl::CorridorRow& row : study.rows)
-    json.begin_object()
-        .field("horizon", row.horizon)
-        .field("method", row.method)
-        .field("weight_ratio", row.weight_ratio)
-        .field("closed_form", row.closed_form)
-        .field("clone_exact", row.clone_exact)
-        .field("all_safe", row.all_safe)
-        .field("episodes", row.episodes)
-        .field("simulated", row.simulated)
-        .field("low", row.low)
-        .field("high", row.high)
-        .field("expected_cost", row.expected_cost)
-        .field("selected", row.selected)
-        .end_object();
-  json.end_array().end_object();
-  text << '\n';
-  return std::move(text).str();
-}
-
-// The corridor study's report.md: the setting, the table and the figure link.
-std::string corridor_report_markdown(const pl::CorridorStudy& study) {
-  const pl::CorridorStudyOptions& o = study.options;
-  std::ostringstream md;
-  md << "# ltt pipeline: corridor\n\n"
-     << "The corridor CMDP of the paper's Proposition \"corridor\": expert mass q = "
-     << pl::fixed(o.expert_mass, 2) << ", per-step safe probability p_s = " << pl::fixed(o.safe_probability, 2)
-     << ", budget 0 (a trajectory is safe only if every step is). For each horizon T a pool of "
-     << o.trajectories << " behavior trajectories is cloned tabularly four ways and each clone "
-     << "is rolled out " << o.episodes << " times. Closed forms: weighted cloning with "
-     << "safe-to-risky weight ratio W gives p'_s = p W / (p W + 1 - p) per step, so the all-safe "
-     << "probability p'_s^T vanishes with T for every finite clip; trajectory selection clones "
-     << "only zero-cost trajectories and is all-safe whenever the selection is nonempty.\n\n"
-     << pl::corridor_markdown(study) << "\n![all-safe probability against T](corridor.svg)\n";
-  return md.str();
 }
 
 // A count flag that must be at least 1, when given.
@@ -456,7 +160,7 @@ int run_corridor(const Invocation& call, const Arguments& args, const std::files
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::string json = corridor_json(study, seconds);
   write_files(out, {{"report.json", json},
-                    {"report.md", corridor_report_markdown(study)},
+                    {"report.md", pl::corridor_report_markdown(study)},
                     {"corridor.svg", pl::corridor_figure_svg(study)}});
   if (args.flag("json"))
     call.out << json;
@@ -472,6 +176,138 @@ Arguments with_config(const Invocation& call, const Arguments& typed, const Pipe
   std::vector<std::string_view> all(call.args.begin(), call.args.end());
   all.insert(all.end(), missing.begin(), missing.end());
   return parse(pipeline_command, all);
+}
+
+// What the report records that no flag sets, from --config.
+void apply_config(pl::PipelineOptions& o, const PipelineConfig& config) {
+  if (config.value_hidden) o.value.hidden = *config.value_hidden;
+  if (config.policy_hidden) o.policy.hidden = *config.policy_hidden;
+  if (config.return_weight_kappa) o.return_weight_kappa = *config.return_weight_kappa;
+  if (config.reward_fraction) o.reward_fraction = *config.reward_fraction;
+}
+
+// --dataset: its layout read now, so a bad file fails with one line before any progress is
+// shown; none without --dataset.
+std::optional<data::DsrlPool> read_dataset(pl::PipelineOptions& o, const Arguments& args,
+                                           const std::string& task) {
+  if (!args.has("dataset")) return std::nullopt;
+  const std::string& file = args.text("dataset");
+  data::DsrlPool layout = data::load_dsrl_pool(file);
+  const pl::Task& t = pl::task_named(task);
+  if (layout.observation_dim != t.observation_dim || layout.action_dim != t.action_dim)
+    throw BadInput(cat("--dataset: ", in_quotes(file), " has observations of ",
+                       std::to_string(layout.observation_dim), " and actions of ",
+                       std::to_string(layout.action_dim), " dims; task ", task, " needs ",
+                       std::to_string(t.observation_dim), " and ",
+                       std::to_string(t.action_dim)));
+  o.dataset = file;
+  o.episodes = layout.size();
+  return layout;
+}
+
+// A segment is H consecutive states of one episode, and pairs need two episodes that long:
+// checked before the pool is generated, against the task's horizon or the dataset.
+void check_segment(const pl::PipelineOptions& o, const std::optional<data::DsrlPool>& layout,
+                   const std::string& task) {
+  if (layout) {
+    std::int64_t eligible = 0, longest = 0;
+    for (const data::Episode& e : layout->episodes) {
+      eligible += e.length >= o.pairs.segment_length ? 1 : 0;
+      longest = std::max(longest, e.length);
+    }
+    if (eligible < 2)
+      throw BadInput(cat("--segment: ", std::to_string(o.pairs.segment_length),
+                         " leaves fewer than 2 episodes of at least that many steps in ",
+                         in_quotes(o.dataset->string()), " (the longest has ",
+                         std::to_string(longest), ")"));
+  } else if (const std::int64_t horizon = pl::task_named(task).horizon;
+             o.pairs.segment_length > horizon) {
+    throw BadInput(cat("--segment: ", std::to_string(o.pairs.segment_length),
+                       " exceeds the task's horizon ", std::to_string(horizon),
+                       " (a segment is H consecutive states of one episode)"));
+  }
+}
+
+// The run's options: the preset, then --config, then the flags, each checked before any work.
+pl::PipelineOptions pipeline_options(const Arguments& args, const std::string& task,
+                                     const std::optional<PipelineConfig>& config,
+                                     const std::filesystem::path& out) {
+  pl::PipelineOptions o = pl::preset_options(args.text("preset"), task);
+  if (config) apply_config(o, *config);
+  const auto positive = [&](std::string_view flag) { return positive_count(args, flag); };
+  if (const auto s = positive("seeds")) {
+    o.seeds.clear();
+    for (std::int64_t i = 1; i <= *s; ++i) o.seeds.push_back(static_cast<std::uint64_t>(i));
+  }
+  if (const auto v = positive("episodes")) o.episodes = *v;
+  o.pool_seed = static_cast<std::uint64_t>(args.count("pool-seed"));
+  const std::optional<data::DsrlPool> layout = read_dataset(o, args, task);
+  if (const auto v = positive("pairs")) o.pairs.pairs = *v;
+  if (const auto v = positive("segment")) o.pairs.segment_length = *v;
+  check_segment(o, layout, task);
+  if (const auto v = positive("members")) o.value.members = *v;
+  if (const auto v = positive("value-epochs")) o.value.epochs = *v;
+  if (const auto v = positive("policy-epochs")) o.policy.epochs = *v;
+  if (const auto v = positive("n")) o.calibration_size = *v;
+  if (const auto v = positive("eval-episodes")) {
+    if (*v < 2) throw BadInput("--eval-episodes: 1 must be at least 2 (the policy bounds need two)");
+    o.eval_episodes = *v;
+  }
+  if (o.calibration_size > o.episodes)
+    throw BadInput(cat("--n: ", std::to_string(o.calibration_size),
+                       " must not exceed the pool's ", std::to_string(o.episodes),
+                       " episodes (labels are drawn without replacement)"));
+  if (const auto v = positive("threads")) o.threads = *v;
+  if (const auto v = positive("validation-draws")) o.validation_draws = *v;
+  o.calibration.alpha = args.real("alpha");
+  o.calibration.delta = args.real("delta");
+  o.certificate_delta = o.calibration.delta;
+  o.backend = &learning::backend_named(args.text("backend"));
+  o.keep_pool = args.flag("keep-pool");
+  o.normalize_observations = !args.flag("raw-observations");
+  o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
+                                      ("ltt-pipeline-" + std::to_string(::getpid()));
+  return o;
+}
+
+// The report's files, the seeds' artifacts among them, checked and --out created.
+void prepare_pipeline_out(const std::filesystem::path& out, const pl::PipelineOptions& o,
+                          const Arguments& typed) {
+  std::vector<OutputName> names;
+  for (const char* name : {"report.json", "report.md", "score_vs_cost.svg",
+                           "certification_rate.svg", "methods.svg", "cost_histogram.svg"})
+    names.push_back({name});
+  for (const std::uint64_t seed : o.seeds) {
+    const SeedArtifacts at = seed_artifacts(seed);
+    for (const std::string* name : {&at.scores, &at.selection, &at.labels, &at.model})
+      names.push_back({*name});
+  }
+  NamedPaths inputs;
+  if (o.dataset) inputs.emplace_back("dataset", *o.dataset);
+  if (typed.has("config")) inputs.emplace_back("config", typed.text("config"));
+  prepare_out(out, names, inputs);
+}
+
+// Everything the report holds, written at once; then the summary (or report.json) printed.
+void write_report(const Invocation& call, const Arguments& args, const std::filesystem::path& out,
+                  const pl::PipelineResult& result) {
+  const std::string json = report_json(result);
+  std::vector<std::pair<std::string, std::string>> files{
+      {"report.json", json},
+      {"report.md", pl::report_markdown(result)},
+      {"score_vs_cost.svg", pl::score_cost_svg(result)},
+      {"certification_rate.svg", pl::certification_rate_svg(result)},
+      {"methods.svg", pl::methods_svg(result)},
+      {"cost_histogram.svg", pl::cost_histogram_svg(result)}};
+  for (const pl::SeedResult& s : result.seeds)
+    for (auto& file : seed_files(s)) files.push_back(std::move(file));
+  write_files(out, files);
+  if (args.flag("json"))
+    call.out << json;
+  else
+    call.out << pl::run_summary(result) << "\nwritten: " << (out / "report.md").string()
+             << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg, "
+                "cost_histogram.svg, seed-S/{scores.npy, selection.npy, labels.csv, model.ltt}\n";
 }
 
 }  // namespace
@@ -494,94 +330,8 @@ int run_pipeline(const Invocation& call) {
                        ", a report of task ", config->task, " (the corridor study has other options)"));
   if (task == "corridor") return run_corridor(call, *args, out, config);
   (void)pl::task_named(task);  // an unknown name fails here, naming the tasks
-  pl::PipelineOptions o = pl::preset_options(args->text("preset"), task);
-  if (config) {  // what the report records that no flag sets
-    if (config->value_hidden) o.value.hidden = *config->value_hidden;
-    if (config->policy_hidden) o.policy.hidden = *config->policy_hidden;
-    if (config->return_weight_kappa) o.return_weight_kappa = *config->return_weight_kappa;
-    if (config->reward_fraction) o.reward_fraction = *config->reward_fraction;
-  }
-  const auto positive = [&](std::string_view flag) { return positive_count(*args, flag); };
-  if (const auto s = positive("seeds")) {
-    o.seeds.clear();
-    for (std::int64_t i = 1; i <= *s; ++i) o.seeds.push_back(static_cast<std::uint64_t>(i));
-  }
-  if (const auto v = positive("episodes")) o.episodes = *v;
-  o.pool_seed = static_cast<std::uint64_t>(args->count("pool-seed"));
-  std::optional<data::DsrlPool> layout;  // a --dataset's episodes
-  if (args->has("dataset")) {
-    // Read the layout now, so a bad file fails with one line before any progress is shown.
-    const std::string& file = args->text("dataset");
-    layout = data::load_dsrl_pool(file);
-    const pl::Task& t = pl::task_named(task);
-    if (layout->observation_dim != t.observation_dim || layout->action_dim != t.action_dim)
-      throw BadInput(cat("--dataset: ", in_quotes(file), " has observations of ",
-                         std::to_string(layout->observation_dim), " and actions of ",
-                         std::to_string(layout->action_dim), " dims; task ", task, " needs ",
-                         std::to_string(t.observation_dim), " and ",
-                         std::to_string(t.action_dim)));
-    o.dataset = file;
-    o.episodes = layout->size();
-  }
-  if (const auto v = positive("pairs")) o.pairs.pairs = *v;
-  if (const auto v = positive("segment")) o.pairs.segment_length = *v;
-  // A segment is H consecutive states of one episode, and pairs need two episodes that long:
-  // checked here, before the pool is generated, against the task's horizon or the dataset.
-  if (layout) {
-    std::int64_t eligible = 0, longest = 0;
-    for (const data::Episode& e : layout->episodes) {
-      eligible += e.length >= o.pairs.segment_length ? 1 : 0;
-      longest = std::max(longest, e.length);
-    }
-    if (eligible < 2)
-      throw BadInput(cat("--segment: ", std::to_string(o.pairs.segment_length),
-                         " leaves fewer than 2 episodes of at least that many steps in ",
-                         in_quotes(o.dataset->string()), " (the longest has ",
-                         std::to_string(longest), ")"));
-  } else if (const std::int64_t horizon = pl::task_named(task).horizon;
-             o.pairs.segment_length > horizon) {
-    throw BadInput(cat("--segment: ", std::to_string(o.pairs.segment_length),
-                       " exceeds the task's horizon ", std::to_string(horizon),
-                       " (a segment is H consecutive states of one episode)"));
-  }
-  if (const auto v = positive("members")) o.value.members = *v;
-  if (const auto v = positive("value-epochs")) o.value.epochs = *v;
-  if (const auto v = positive("policy-epochs")) o.policy.epochs = *v;
-  if (const auto v = positive("n")) o.calibration_size = *v;
-  if (const auto v = positive("eval-episodes")) {
-    if (*v < 2) throw BadInput("--eval-episodes: 1 must be at least 2 (the policy bounds need two)");
-    o.eval_episodes = *v;
-  }
-  if (o.calibration_size > o.episodes)
-    throw BadInput(cat("--n: ", std::to_string(o.calibration_size),
-                       " must not exceed the pool's ", std::to_string(o.episodes),
-                       " episodes (labels are drawn without replacement)"));
-  if (const auto v = positive("threads")) o.threads = *v;
-  if (const auto v = positive("validation-draws")) o.validation_draws = *v;
-  o.calibration.alpha = args->real("alpha");
-  o.calibration.delta = args->real("delta");
-  o.certificate_delta = o.calibration.delta;
-  o.backend = &learning::backend_named(args->text("backend"));
-  o.keep_pool = args->flag("keep-pool");
-  o.normalize_observations = !args->flag("raw-observations");
-  o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
-                                      ("ltt-pipeline-" + std::to_string(::getpid()));
-  {
-    std::vector<OutputName> names;
-    for (const char* name : {"report.json", "report.md", "score_vs_cost.svg",
-                             "certification_rate.svg", "methods.svg", "cost_histogram.svg"})
-      names.push_back({name});
-    for (const std::uint64_t seed : o.seeds) {
-      const SeedArtifacts at = seed_artifacts(seed);
-      for (const std::string* name : {&at.scores, &at.selection, &at.labels, &at.model})
-        names.push_back({*name});
-    }
-    NamedPaths inputs;
-    if (o.dataset) inputs.emplace_back("dataset", *o.dataset);
-    if (typed->has("config")) inputs.emplace_back("config", typed->text("config"));
-    prepare_out(out, names, inputs);
-  }
-
+  const pl::PipelineOptions o = pipeline_options(*args, task, config, out);
+  prepare_pipeline_out(out, o, *typed);
   // The generated pool's DSRL round trip goes through a private directory, removed however
   // the run ends.
   struct RemoveScratch {
@@ -593,23 +343,7 @@ int run_pipeline(const Invocation& call) {
   } const cleanup{o.keep_pool ? std::filesystem::path{} : o.scratch};
   const pl::PipelineResult result = pl::run_pipeline(
       o, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
-  const std::string json = report_json(result);
-  std::vector<std::pair<std::string, std::string>> files{
-      {"report.json", json},
-      {"report.md", pl::report_markdown(result)},
-      {"score_vs_cost.svg", pl::score_cost_svg(result)},
-      {"certification_rate.svg", pl::certification_rate_svg(result)},
-      {"methods.svg", pl::methods_svg(result)},
-      {"cost_histogram.svg", pl::cost_histogram_svg(result)}};
-  for (const pl::SeedResult& s : result.seeds)
-    for (auto& file : seed_files(s)) files.push_back(std::move(file));
-  write_files(out, files);
-  if (args->flag("json"))
-    call.out << json;
-  else
-    call.out << pl::run_summary(result) << "\nwritten: " << (out / "report.md").string()
-             << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg, "
-                "cost_histogram.svg, seed-S/{scores.npy, selection.npy, labels.csv, model.ltt}\n";
+  write_report(call, *args, out, result);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 #include <data/text.hpp>
@@ -185,6 +186,22 @@ std::string corridor_markdown(const CorridorStudy& study) {
                " | ", probability(r.clone_exact), " | ", probability(r.simulated), " [",
                probability(r.low), ", ", probability(r.high), "] |\n");
   return out;
+}
+
+std::string corridor_report_markdown(const CorridorStudy& study) {
+  const CorridorStudyOptions& o = study.options;
+  std::ostringstream md;
+  md << "# ltt pipeline: corridor\n\n"
+     << "The corridor CMDP of the paper's Proposition \"corridor\": expert mass q = "
+     << fixed(o.expert_mass, 2) << ", per-step safe probability p_s = " << fixed(o.safe_probability, 2)
+     << ", budget 0 (a trajectory is safe only if every step is). For each horizon T a pool of "
+     << o.trajectories << " behavior trajectories is cloned tabularly four ways and each clone "
+     << "is rolled out " << o.episodes << " times. Closed forms: weighted cloning with "
+     << "safe-to-risky weight ratio W gives p'_s = p W / (p W + 1 - p) per step, so the all-safe "
+     << "probability p'_s^T vanishes with T for every finite clip; trajectory selection clones "
+     << "only zero-cost trajectories and is all-safe whenever the selection is nonempty.\n\n"
+     << corridor_markdown(study) << "\n![all-safe probability against T](corridor.svg)\n";
+  return md.str();
 }
 
 }  // namespace ltt::pipeline

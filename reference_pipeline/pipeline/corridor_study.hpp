@@ -72,4 +72,7 @@ std::string corridor_figure_svg(const CorridorStudy& study);
 // A Markdown table: T | method | closed form | fitted clone (exact) | simulated [CI].
 std::string corridor_markdown(const CorridorStudy& study);
 
+// The corridor study's report.md: the setting, the table and the link to corridor.svg.
+std::string corridor_report_markdown(const CorridorStudy& study);
+
 }  // namespace ltt::pipeline

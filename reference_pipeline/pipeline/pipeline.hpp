@@ -33,13 +33,15 @@
 // preference pairs, the ensemble's initialization, the calibration sample, the random
 // selection, every policy's initialization and the evaluation layouts, each from its own
 // stream learning::stream_seed(s, stream). Diagnostics computed from every label (the oracle
-// unsafe count of each grid selection, the purity margin, the closed-form certification rate)
-// are reported next to the procedure's own outputs, never fed into them.
+// unsafe count of each grid selection, the purity margin, the closed-form certification rate,
+// all three from the guarantee check) are reported next to the procedure's own outputs, never
+// fed into them.
 #include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -147,43 +149,55 @@ LabelsOnlyFilter labels_only_filter(std::span<const float> observations, std::in
                                     const learning::PolicyTrainingOptions& classifier,
                                     const learning::Backend& backend = learning::eigen_backend());
 
-// Oracle view of one grid step (every label read; the procedure never sees it).
-struct GridOracle {
-  double quantile = 0;
-  std::int64_t N = 0;       // |S(lambda_j)|
-  std::int64_t unsafe = 0;  // U_j, trajectories of S(lambda_j) over budget
-};
-
-struct SeedResult {
-  std::uint64_t seed = 0;
-  // preference pairs and value learning
+// Stage `score` (section 4.1): preference pairs drawn from the pool's step costs, the value
+// ensemble trained on them, and the trajectory scores g = mean V-bar.
+struct ScoreStage {
   std::int64_t pairs = 0, pair_attempts = 0, pair_ties = 0;
   std::vector<double> value_final_loss;   // per member, last epoch
   double pair_accuracy = 0;               // V-bar on the training pairs
   double score_cost_spearman = 0;         // g against episodic cost over the pool (oracle)
   std::vector<double> scores;             // g(tau) per trajectory
   learning::ValueEnsemble value;          // the ensemble that scored them (raw observation rows)
-  // calibration
+};
+
+// Stage `certify` (sections 4.2-4.3): the n labels drawn and the calibrated selection, a
+// certificate or a refusal with its fallback.
+struct CertifyStage {
   curation::Calibration calibration;
   curation::CalibratedSelection calibrated;
+};
+
+// Stage `curate` (section 4.4 and the baselines that read the same n labels): the gated
+// reward-aware sub-selection, the V-filter, certified return-weighted resampling.
+struct CurateStage {
   curation::RewardSubselection gated;
   curation::VFilterSelection v_filter;
   curation::ReturnWeightedResample return_weighted;
-  LabelsOnlyFilter labels_only;
-  // Oracle: the mean episodic cost of the calibrated selection's members over budget (none:
-  // the selection holds no unsafe trajectory), what a failed clone's cost can be set against.
+};
+
+// Stage `diagnose`, oracle (every label read; the procedure never sees it). The grid's true
+// composition, the purity margin and the closed-form rate come from the guarantee check
+// (curation::validate_guarantee, paper, section "Guarantee validation"): validation_draws fresh
+// calibration samples of n on this pool and score, each walked like the real one; how often the
+// walk certifies, and how often it certifies a selection holding more than alpha unsafe (false
+// certification, at most delta by Proposition "guarantee").
+struct Diagnostics {
+  // The mean episodic cost of the calibrated selection's members over budget (none: the
+  // selection holds no unsafe trajectory), what a failed clone's cost can be set against.
   std::optional<double> unsafe_member_cost;
-  std::vector<GridOracle> grid;           // every grid step, oracle counts
+  std::vector<curation::ValidationStep> grid;  // every grid step: quantile, N_j, U_j
   double purity_margin = 0;               // alpha - min_j U_j / N_j
   double first_step_rate = 0;             // certification_rate(N, N_1, U_1, n, alpha, delta)
   std::vector<double> rate_curve;         // the same for n = 0 .. rate_curve_max (<= N)
-  // The guarantee check (paper, section "Guarantee validation"): validation_draws fresh
-  // calibration samples of n on this pool and score, each walked like the real one; how often
-  // the walk certifies, and how often it certifies a selection holding more than alpha unsafe
-  // (false certification, at most delta by Proposition "guarantee").
   curation::ProportionEstimate resampled_certification, resampled_false_certification;
-  double realized_unsafe_fraction = 0;    // oracle share of the returned selection over budget
-  std::vector<MethodResult> methods;
+  double realized_unsafe_fraction = 0;    // share of the returned selection over budget
+};
+
+// One seed: what each stage returned, side by side.
+struct SeedResult : ScoreStage, CertifyStage, CurateStage, Diagnostics {
+  std::uint64_t seed = 0;
+  LabelsOnlyFilter labels_only;           // the labels-only control
+  std::vector<MethodResult> methods;      // stage `clone_and_evaluate`, in table order
   std::vector<std::pair<std::string, double>> seconds;  // wall time per stage
 };
 
@@ -218,21 +232,57 @@ struct PipelineResult {
 // Progress: called with one line per stage ("seed 1/5: value ensemble (3 members, 40 epochs)").
 using ProgressLine = std::function<void(std::string_view)>;
 
+// One seed: score -> certify -> curate -> diagnose -> the labels-only control ->
+// clone_and_evaluate, each stage below a function of the pool, the options and the seed.
 SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOptions& options,
                     std::uint64_t seed, const ProgressLine& progress = {});
 
 // The whole run: the pool once, every seed, the summaries.
 PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& progress = {});
 
+// The stages of run_seed. Each reads its own seed stream (learning::stream_seed(seed, ...)), so
+// none depends on another's randomness.
+ScoreStage score(const BehaviorPool& pool, const PipelineOptions& options, std::uint64_t seed,
+                 const ProgressLine& progress = {});
+CertifyStage certify(const BehaviorPool& pool, std::span<const double> scores,
+                     const PipelineOptions& options, std::uint64_t seed);
+CurateStage curate(const BehaviorPool& pool, std::span<const double> scores,
+                   const CertifyStage& certified, const PipelineOptions& options,
+                   std::uint64_t seed);
+Diagnostics diagnose(const BehaviorPool& pool, std::span<const double> scores,
+                     const curation::CalibratedSelection& calibrated,
+                     const PipelineOptions& options, std::uint64_t seed);
+LabelsOnlyFilter labels_only_control(const BehaviorPool& pool,
+                                     const curation::Calibration& calibration,
+                                     const PipelineOptions& options, std::uint64_t seed,
+                                     const ProgressLine& progress = {});
+
+// What a method clones on one seed; refused: the method declines this seed (Return-weighted on
+// an uncertified selection) and nothing is cloned.
+struct MethodSelection {
+  std::vector<std::int64_t> selected;
+  bool refused = false;
+};
+
+// Every method's selection, in table order, from the seed's stages.
+std::vector<MethodSelection> method_selections(const BehaviorPool& pool, const SeedResult& seed);
+
+// Behavior cloning of each selection and evaluation of the clone, `options.threads` policies at
+// a time; a selection equal to the previous one is copied, not retrained.
+std::vector<MethodResult> clone_and_evaluate(const Task& task, const BehaviorPool& pool,
+                                             std::span<const MethodSelection> selections,
+                                             const PipelineOptions& options, std::uint64_t seed,
+                                             const ProgressLine& progress = {});
+
 // The methods in table order: Method indexes method_list, SeedResult::methods and
-// PipelineResult::summary.
+// PipelineResult::summary. Names and selections come from one table (pipeline/seed_stages.cpp),
+// whose rows carry their Method, checked against their position at compile time.
 enum class Method : std::size_t {
   bc_all, bc_safe, v_filter, calibrated, calibrated_ungated, return_weighted, labels_only,
   random, top_return, bottom_return
 };
-inline constexpr std::array<std::string_view, 10> method_list = {
-    "BC-All",          "BC-Safe",     "V-filter", "Calibrated", "Calibrated-ungated",
-    "Return-weighted", "Labels-only", "Random",   "Return",     "Bottom-return"};
+inline constexpr std::size_t method_count = 10;
+extern const std::array<std::string_view, method_count> method_list;
 
 // method_list as strings.
 std::vector<std::string> method_names();

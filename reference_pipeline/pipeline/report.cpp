@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include "pipeline/svg_chart.hpp"
 
 namespace ltt::pipeline {
 
@@ -23,32 +22,10 @@ const MethodSummary* find(const PipelineResult& r, std::string_view name) {
   return nullptr;
 }
 
-// One colour per method, the same in every figure.
-std::string method_color(std::string_view name) {
-  if (name == "BC-All") return "#7f7f7f";
-  if (name == "BC-Safe") return "#2ca02c";
-  if (name == "V-filter") return "#9467bd";
-  if (name == "Calibrated") return "#1f77b4";
-  if (name == "Calibrated-ungated") return "#17becf";
-  if (name == "Return-weighted") return "#08306b";
-  if (name == "Labels-only") return "#e377c2";
-  if (name == "Random") return "#bcbd22";
-  if (name == "Bottom-return") return "#8c564b";
-  return "#ff7f0e";  // Return
-}
-
 // "0.0455 [0.0368, 0.0556]": a resampled rate and its 95% Clopper-Pearson interval.
 std::string proportion(const curation::ProportionEstimate& p) {
   return (p.rate ? fixed(*p.rate, 4) : std::string("n/a")) + " [" + fixed(p.lower, 4) + ", " +
          fixed(p.upper, 4) + "]";
-}
-
-Series series(std::string label, Series::Kind kind, std::string color) {
-  Series s;
-  s.label = std::move(label);
-  s.kind = kind;
-  s.color = std::move(color);
-  return s;
 }
 
 std::string seeds_text(const PipelineResult& r) {
@@ -236,7 +213,10 @@ std::string run_summary(const PipelineResult& r) {
   return out.str();
 }
 
-std::string report_markdown(const PipelineResult& r) {
+namespace {
+
+// Title, the task, the pool and the settings of the run.
+std::string setting_section(const PipelineResult& r) {
   const PipelineOptions& o = r.options;
   std::ostringstream md;
   md << "# ltt pipeline: " << r.task.name << "\n\n"
@@ -260,7 +240,12 @@ std::string report_markdown(const PipelineResult& r) {
      << " calibration labels; alpha = " << fixed(o.calibration.alpha, 2) << ", delta = "
      << fixed(o.calibration.delta, 2) << "; " << o.eval_episodes
      << " evaluation episodes per policy; backend " << o.backend->name() << ".\n\n";
+  return md.str();
+}
 
+// The methods table, and the paper's claims checked on this run.
+std::string methods_section(const PipelineResult& r) {
+  std::ostringstream md;
   md << "## Methods\n\nReward and cost per evaluation episode, mean over seeds"
      << (r.seeds.size() > 1 ? " with a 95% percentile-bootstrap interval" : "")
      << "; within budget means mean cost at most the budget. Data cost is the mean episodic "
@@ -270,13 +255,16 @@ std::string report_markdown(const PipelineResult& r) {
         "selection and is refused otherwise; Labels-only trains a classifier on the n "
         "calibration labels alone.\n\n"
      << summary_table(r) << "\n![reward and cost per method](methods.svg)\n\n";
-
   md << "## What the paper claims, on this run\n\n";
   for (const Claim& c : check_claims(r))
     md << "- " << (c.verdict == Verdict::fails ? "**does not hold**" : verdict_text(c.verdict))
        << ": " << c.statement << " (" << c.evidence << ")\n";
   md << "\n";
+  return md.str();
+}
 
+std::string fidelity_section(const PipelineResult& r) {
+  std::ostringstream md;
   md << "## Fidelity: the data, the cloning, the certificate\n\n"
      << "Which link fails when a claim does: the data (a selection's own cost over the budget), "
         "the cloning (a clone far above the data it was trained on: the cloning gap in the "
@@ -290,9 +278,71 @@ std::string report_markdown(const PipelineResult& r) {
        << (s.calibrated.certificate.certified ? "certified" : "uncertified fallback") << ") holds "
        << unsafe_members_line(r, s) << "; realized unsafe fraction "
        << fixed(s.realized_unsafe_fraction, 3) << " against alpha "
-       << fixed(o.calibration.alpha, 2) << " (oracle).\n";
+       << fixed(r.options.calibration.alpha, 2) << " (oracle).\n";
   md << "\n";
+  return md.str();
+}
 
+// The walk of one seed, step by step, with each step's oracle unsafe fraction.
+std::string walk_table(const SeedResult& s) {
+  const curation::Certificate& c = s.calibrated.certificate;
+  std::ostringstream md;
+  md << "| j | quantile | lambda | N_j | m_j | k_j | U*_j | p_j | rejected | U_j / N_j (oracle) |\n"
+     << "|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|\n";
+  for (std::size_t j = 0; j < c.steps.size(); ++j) {
+    const curation::CertificateStep& st = c.steps[j];
+    double oracle = NAN;
+    for (const curation::ValidationStep& g : s.grid)
+      if (g.quantile == st.quantile) oracle = static_cast<double>(g.U) / static_cast<double>(g.N);
+    md << "| " << j + 1 << " | " << fixed(st.quantile, 2) << " | " << fixed(st.lambda, 4) << " | "
+       << st.N << " | " << st.m << " | " << st.k << " | " << st.null_boundary << " | "
+       << probability(st.p) << " | " << (st.rejected ? "yes" : "no") << " | " << fixed(oracle, 3)
+       << " |\n";
+  }
+  md << "\n";
+  return md.str();
+}
+
+// What the walk returned, the gate on it, and the seed's oracle diagnostics.
+std::string returned_and_diagnostics(const SeedResult& s) {
+  const curation::Certificate& c = s.calibrated.certificate;
+  std::ostringstream md;
+  if (c.certified) {
+    md << "Returned: S(lambda) at quantile " << fixed(c.quantile, 2) << ", " << c.selection_size
+       << " trajectories, certified to hold at most alpha unsafe with probability at least 1 - "
+          "delta; realized unsafe fraction (oracle) "
+       << fixed(s.realized_unsafe_fraction, 3) << ".";
+  } else {
+    const auto& f = *c.fallback_record;
+    md << "Returned: no threshold certified; the uncertified fallback keeps the top " << f.count
+       << " trajectories (Clopper-Pearson lower bound " << fixed(f.safe_mass_lower, 3)
+       << " on the pool's safe mass from " << f.safe_labels << " safe of " << f.labels
+       << " labels); realized unsafe fraction (oracle) " << fixed(s.realized_unsafe_fraction, 3)
+       << ".";
+  }
+  md << " Gate: " << curation::gate_outcome_name(s.gated.outcome)
+     << (s.gated.outcome == curation::GateOutcome::refused
+             ? " (the reward-aware sub-selection runs only on a certified selection)"
+             : ", top " + fixed(100 * s.gated.fraction, 0) + "% by return kept: " +
+                   std::to_string(s.gated.selected.size()) + " trajectories")
+     << ".\n\n"
+     << "Guarantee check (oracle): on " << s.resampled_certification.trials
+     << " fresh calibration draws of n = " << c.calibration_size
+     << " on this pool and score, the walk certified " << proportion(s.resampled_certification)
+     << " of the time (closed form " << fixed(s.first_step_rate, 3)
+     << ") and certified a selection more than alpha unsafe "
+     << proportion(s.resampled_false_certification) << " of the time (at most delta = "
+     << fixed(c.delta, 2) << " by the guarantee).\n\n"
+     << "Oracle diagnostics: purity margin alpha - min_j U_j/N_j = " << fixed(s.purity_margin, 3)
+     << "; closed-form certification rate at n = " << c.calibration_size << ": "
+     << fixed(s.first_step_rate, 3) << "; Spearman(score, cost) over the pool "
+     << fixed(s.score_cost_spearman, 3) << "; V-bar orders " << fixed(100 * s.pair_accuracy, 1)
+     << "% of the training pairs correctly.\n\n";
+  return md.str();
+}
+
+std::string certificate_section(const PipelineResult& r) {
+  std::ostringstream md;
   md << "## Certificate\n\n";
   for (const SeedResult& s : r.seeds) {
     const curation::Certificate& c = s.calibrated.certificate;
@@ -305,55 +355,18 @@ std::string report_markdown(const PipelineResult& r) {
           "unsafe trajectories, p_j = F_hyp(k_j; N_j, U*_j, m_j), in order, stopping at the first "
           "p_j > delta. U_j (oracle) is the selection's true unsafe count, never read by the "
           "procedure.\n\n"
-       << "| j | quantile | lambda | N_j | m_j | k_j | U*_j | p_j | rejected | U_j / N_j (oracle) |\n"
-       << "|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|\n";
-    for (std::size_t j = 0; j < c.steps.size(); ++j) {
-      const curation::CertificateStep& st = c.steps[j];
-      double oracle = NAN;
-      for (const GridOracle& g : s.grid)
-        if (g.quantile == st.quantile) oracle = static_cast<double>(g.unsafe) / static_cast<double>(g.N);
-      md << "| " << j + 1 << " | " << fixed(st.quantile, 2) << " | " << fixed(st.lambda, 4) << " | "
-         << st.N << " | " << st.m << " | " << st.k << " | " << st.null_boundary << " | "
-         << probability(st.p) << " | " << (st.rejected ? "yes" : "no") << " | " << fixed(oracle, 3)
-         << " |\n";
-    }
-    md << "\n";
-    if (c.certified) {
-      md << "Returned: S(lambda) at quantile " << fixed(c.quantile, 2) << ", " << c.selection_size
-         << " trajectories, certified to hold at most alpha unsafe with probability at least 1 - "
-            "delta; realized unsafe fraction (oracle) "
-         << fixed(s.realized_unsafe_fraction, 3) << ".";
-    } else {
-      const auto& f = *c.fallback_record;
-      md << "Returned: no threshold certified; the uncertified fallback keeps the top " << f.count
-         << " trajectories (Clopper-Pearson lower bound " << fixed(f.safe_mass_lower, 3)
-         << " on the pool's safe mass from " << f.safe_labels << " safe of " << f.labels
-         << " labels); realized unsafe fraction (oracle) " << fixed(s.realized_unsafe_fraction, 3)
-         << ".";
-    }
-    md << " Gate: " << curation::gate_outcome_name(s.gated.outcome)
-       << (s.gated.outcome == curation::GateOutcome::refused
-               ? " (the reward-aware sub-selection runs only on a certified selection)"
-               : ", top " + fixed(100 * s.gated.fraction, 0) + "% by return kept: " +
-                     std::to_string(s.gated.selected.size()) + " trajectories")
-       << ".\n\n"
-       << "Guarantee check (oracle): on " << s.resampled_certification.trials
-       << " fresh calibration draws of n = " << c.calibration_size
-       << " on this pool and score, the walk certified " << proportion(s.resampled_certification)
-       << " of the time (closed form " << fixed(s.first_step_rate, 3)
-       << ") and certified a selection more than alpha unsafe "
-       << proportion(s.resampled_false_certification) << " of the time (at most delta = "
-       << fixed(c.delta, 2) << " by the guarantee).\n\n"
-       << "Oracle diagnostics: purity margin alpha - min_j U_j/N_j = " << fixed(s.purity_margin, 3)
-       << "; closed-form certification rate at n = " << c.calibration_size << ": "
-       << fixed(s.first_step_rate, 3) << "; Spearman(score, cost) over the pool "
-       << fixed(s.score_cost_spearman, 3) << "; V-bar orders " << fixed(100 * s.pair_accuracy, 1)
-       << "% of the training pairs correctly.\n\n";
+       << walk_table(s) << returned_and_diagnostics(s);
   }
   md << "![score against episodic cost](score_vs_cost.svg)\n\n"
      << "![certification rate against n](certification_rate.svg)\n\n";
+  return md.str();
+}
 
+// The deployed-policy bounds of the first seed's clones.
+std::string seed_policy_section(const PipelineResult& r) {
+  const PipelineOptions& o = r.options;
   const SeedResult& first = r.seeds.front();
+  std::ostringstream md;
   md << "## Policy certificates (seed " << first.seed << ")\n\n"
      << "From the " << o.eval_episodes << " evaluation episodes of each policy, one-sided at "
      << "confidence 1 - " << fixed(o.certificate_delta, 2) << ": a Clopper-Pearson upper bound on "
@@ -372,11 +385,17 @@ std::string report_markdown(const PipelineResult& r) {
        << " / " << e.costs.size() << " | " << fixed(e.over_budget_upper, 3) << " | "
        << fixed(e.cost_upper, 2) << " |\n";
   }
+  return md.str();
+}
+
+// The same bounds on every seed's episodes pooled.
+std::string pooled_policy_section(const PipelineResult& r) {
+  std::ostringstream md;
   md << "\n## Policy certificates, seeds pooled\n\n"
      << "The same two bounds on the evaluation episodes of every seed of a method taken "
         "together (paper, appendix \"Certificates on the deployed policy\"): they bound the "
         "policy that deploys one of the seeds' clones at random, each seed contributing "
-     << o.eval_episodes << " episodes. Range of the Maurer-Pontil bound: "
+     << r.options.eval_episodes << " episodes. Range of the Maurer-Pontil bound: "
      << fixed(r.task.cost_range, 0) << " (horizon x the largest per-step cost, a priori).\n\n"
      << "| method | seeds | episodes over budget | Pr[cost > budget] <= | E[cost] <= |\n"
         "|---|---:|---:|---:|---:|\n";
@@ -395,124 +414,11 @@ std::string report_markdown(const PipelineResult& r) {
   return md.str();
 }
 
-std::string score_cost_svg(const PipelineResult& r) {
-  const SeedResult& s = r.seeds.front();
-  Chart c;
-  c.title = r.task.name + ": trajectory score against episodic cost (seed " +
-            std::to_string(s.seed) + ")";
-  c.x_label = "score g(tau) = mean of V-bar over the trajectory";
-  c.y_label = "episodic cost";
-  Series safe = series("within budget", Series::Kind::points, "#2ca02c");
-  Series unsafe = series("over budget", Series::Kind::points, "#d62728");
-  Series labeled = series("calibration label", Series::Kind::points, "#000000");
-  safe.radius = unsafe.radius = 2;
-  labeled.radius = 1.2;
-  const double b = r.task.budget;
-  for (std::size_t i = 0; i < s.scores.size(); ++i) {
-    Series& into = r.pool_unsafe_bits[i] ? unsafe : safe;
-    into.x.push_back(s.scores[i]);
-    into.y.push_back(r.pool_cost[i]);
-  }
-  for (const std::int64_t i : s.calibration.index) {
-    labeled.x.push_back(s.scores[static_cast<std::size_t>(i)]);
-    labeled.y.push_back(r.pool_cost[static_cast<std::size_t>(i)]);
-  }
-  c.series = {safe, unsafe, labeled};
-  c.lines.push_back({ReferenceLine::Axis::y, b, "budget " + fixed(b, 0), "#d62728", true, 1});
-  const curation::Certificate& cert = s.calibrated.certificate;
-  for (const curation::CertificateStep& st : cert.steps)
-    c.lines.push_back({ReferenceLine::Axis::x, st.lambda, "", "#bbbbbb", true, 0.8});
-  c.lines.push_back({ReferenceLine::Axis::x, cert.threshold,
-                     cert.certified ? "certified cut q = " + fixed(cert.quantile, 2)
-                                    : "fallback cut (uncertified)",
-                     "#1f77b4", false, 2});
-  c.width = 760;
-  c.height = 460;
-  return render_svg(c);
-}
+}  // namespace
 
-std::string certification_rate_svg(const PipelineResult& r) {
-  const SeedResult& s = r.seeds.front();
-  const curation::Certificate& cert = s.calibrated.certificate;
-  Chart c;
-  const GridOracle& g = s.grid.front();
-  c.title = r.task.name + ": certification rate against n (N = " + std::to_string(cert.pool_size) +
-            ", N_1 = " + std::to_string(g.N) + ", U_1 = " + std::to_string(g.unsafe) + ")";
-  c.x_label = "calibration labels n";
-  c.y_label = "Pr[the walk certifies] (closed form)";
-  Series rate = series("alpha = " + fixed(cert.alpha, 2) + ", delta = " + fixed(cert.delta, 2),
-                       Series::Kind::line, "#1f77b4");
-  for (std::size_t n = 1; n < s.rate_curve.size(); ++n) {
-    rate.x.push_back(static_cast<double>(n));
-    rate.y.push_back(s.rate_curve[n]);
-  }
-  c.series = {rate};
-  c.lines.push_back({ReferenceLine::Axis::x, static_cast<double>(cert.calibration_size),
-                     "n used = " + std::to_string(cert.calibration_size) + ": rate " +
-                         fixed(s.first_step_rate, 3),
-                     "#d62728", true, 1.2});
-  c.lines.push_back({ReferenceLine::Axis::y, cert.delta, "delta", "#7f7f7f", true, 0.8});
-  c.y_min = 0;
-  c.y_max = 1;
-  return render_svg(c);
-}
-
-std::string methods_svg(const PipelineResult& r) {
-  BarChart reward, cost;
-  reward.title = r.task.name + ": reward per method";
-  reward.y_label = "episodic reward";
-  cost.title = r.task.name + ": cost per method (budget " + fixed(r.task.budget, 0) + ")";
-  cost.y_label = "episodic cost";
-  for (const MethodSummary& m : r.summary) {
-    if (m.cost.samples == 0) continue;
-    for (BarChart* b : {&reward, &cost}) {
-      const Interval& i = b == &reward ? m.reward : m.cost;
-      b->categories.push_back(m.name);
-      b->value.push_back(i.mean);
-      b->low.push_back(i.low);
-      b->high.push_back(i.high);
-      b->color.push_back(method_color(m.name));
-    }
-  }
-  cost.lines.push_back({ReferenceLine::Axis::y, r.task.budget, "budget", "#d62728", true, 1.5});
-  const std::string both[] = {render_svg(reward), render_svg(cost)};
-  return side_by_side(both);
-}
-
-std::string cost_histogram_svg(const PipelineResult& r) {
-  const double b = r.task.budget;
-  double top = b;
-  for (const double c : r.pool_cost) top = std::max(top, c);
-  // About 30 bins of (k w, (k + 1) w], cost 0 in the first; the budget falls on an edge, so a
-  // bin is all within or all over the budget.
-  double w = top > 0 ? top / 30 : 1;
-  if (b > 0) w = b / std::ceil(b / w);
-  const auto bins = static_cast<std::size_t>(std::max(1.0, std::ceil(top / w)));
-  std::vector<double> count(bins, 0.0);
-  for (const double c : r.pool_cost) {
-    const double k = c <= 0 ? 0 : std::ceil(c / w) - 1;
-    count[std::min(bins - 1, static_cast<std::size_t>(std::max(0.0, k)))] += 1;
-  }
-  Series within = series("within budget", Series::Kind::line, "#2ca02c");
-  Series over = series("over budget", Series::Kind::line, "#d62728");
-  for (std::size_t k = 0; k < bins; ++k) {
-    const double lo = static_cast<double>(k) * w, hi = lo + w;
-    Series& into = hi <= b + 1e-9 * std::max(1.0, b) ? within : over;
-    // each bin as an outline: up its left edge, across, down its right edge
-    for (const auto& [x, y] : {std::pair{lo, 0.0}, {lo, count[k]}, {hi, count[k]}, {hi, 0.0}}) {
-      into.x.push_back(x);
-      into.y.push_back(y);
-    }
-  }
-  Chart c;
-  c.title = r.task.name + ": episodic cost of the pool (" + std::to_string(r.pool_episodes) +
-            " episodes, " + std::to_string(r.pool_unsafe) + " over the budget)";
-  c.x_label = "episodic cost";
-  c.y_label = "episodes per bin (width " + fixed(w, 2) + ")";
-  c.series = {within, over};
-  c.lines.push_back({ReferenceLine::Axis::x, b, "budget " + fixed(b, 0), "#d62728", true, 1.5});
-  c.y_min = 0;
-  return render_svg(c);
+std::string report_markdown(const PipelineResult& r) {
+  return setting_section(r) + methods_section(r) + fidelity_section(r) + certificate_section(r) +
+         seed_policy_section(r) + pooled_policy_section(r);
 }
 
 }  // namespace ltt::pipeline

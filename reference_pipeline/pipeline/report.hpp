@@ -1,6 +1,7 @@
 #pragma once
 // The human side of a pipeline report (docs/pipeline.md, "The report"): report.md and the SVG
-// figures. report.json is written by the ltt program (reference_pipeline/cli/pipeline.cpp).
+// figures (report_figures.cpp). report.json is written by the ltt program
+// (reference_pipeline/cli/pipeline_report.hpp: it needs the program's JSON writer).
 //
 //   report.md               the methods table (reward, cost, the cost of the data cloned and
 //                           the cloning gap, budget, within budget: mean and 95% bootstrap CI

@@ -10,7 +10,8 @@
 //   - an empty or degenerate range (all values equal) is widened so the chart still renders;
 //   - text is XML-escaped; pixel coordinates are printed with at most 2 decimals;
 //   - a size mismatch throws std::invalid_argument naming the field ('x', 'y_low', 'value', ...).
-// The document carries no ids, so side_by_side can nest several without clashes.
+// The document carries no ids, so side_by_side can nest several without clashes. Files:
+// svg_axis.cpp (ranges and ticks), svg_elements.cpp (what both charts draw), svg_chart.cpp.
 
 #include <optional>
 #include <span>
@@ -49,8 +50,15 @@ struct Chart {
   int width = 640, height = 400;
 };
 
+// A chart drawn but not yet a document: its size in pixels and the elements inside its root
+// <svg>. Figures compose (side_by_side) without their text being read back.
+struct SvgFigure {
+  int width = 0, height = 0;
+  std::string body;
+};
+
 // A labelled series with no data still gets its legend entry (a key for a marker style).
-std::string render_svg(const Chart& chart);
+SvgFigure figure(const Chart& chart);
 
 struct BarChart {
   std::string title, y_label;
@@ -63,11 +71,14 @@ struct BarChart {
   int width = 640, height = 400;
 };
 
+SvgFigure figure(const BarChart& chart);
+
+// The figure as a standalone document.
+std::string render_svg(const Chart& chart);
 std::string render_svg(const BarChart& chart);
 
-// Several rendered SVG documents placed side by side in one SVG document (one row, tops
-// aligned): width the sum of their widths, height the largest. Each must have a root <svg>
-// with numeric width and height (or a viewBox).
-std::string side_by_side(std::span<const std::string> svgs);
+// Figures placed side by side in one SVG document (one row, tops aligned): width the sum of
+// their widths, height the largest; each nested at its own x.
+std::string side_by_side(std::span<const SvgFigure> figures);
 
 }  // namespace ltt::pipeline

@@ -224,6 +224,34 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
   }
 }
 
+TEST_CASE("run_seed's stages alone: diagnose's oracle numbers recounted from the labels") {
+  const pl::Task& t = pl::task_named("point-goal");
+  const pl::PipelineOptions o = tiny(t.name);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  const pl::ScoreStage scored = pl::score(pool, o, 2);
+  const pl::CertifyStage certified = pl::certify(pool, scored.scores, o, 2);
+  const pl::Diagnostics d = pl::diagnose(pool, scored.scores, certified.calibrated, o, 2);
+  REQUIRE_FALSE(d.grid.empty());
+  double least = 1;
+  for (const cur::ValidationStep& g : d.grid) {
+    std::int64_t N = 0, U = 0;
+    for (std::size_t i = 0; i < pool.unsafe.size(); ++i)
+      if (scored.scores[i] >= g.lambda) {
+        ++N;
+        U += pool.unsafe[i];
+      }
+    CHECK(g.N == N);
+    CHECK(g.U == U);
+    least = std::min(least, static_cast<double>(U) / static_cast<double>(N));
+  }
+  CHECK(d.purity_margin == o.calibration.alpha - least);
+  CHECK(d.first_step_rate == ltt::certification_rate(pool.episodes(), d.grid.front().N,
+                                                     d.grid.front().U, o.calibration_size,
+                                                     o.calibration.alpha, o.calibration.delta));
+  CHECK(d.realized_unsafe_fraction ==
+        doctest::Approx(cur::unsafe_fraction(pool.unsafe, certified.calibrated.selected)));
+}
+
 TEST_CASE("run_seed: bottom-return clones the lowest returns, return the highest") {
   const pl::Task& t = pl::task_named("point-goal");
   const pl::PipelineOptions o = tiny(t.name);
