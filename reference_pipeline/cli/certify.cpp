@@ -5,7 +5,8 @@
 // episodes or their indices for a dataset. Everything is read and computed before anything
 // is written: a failure leaves no output behind, and outputs this run created are removed
 // again if a later one (the certificate that describes them) cannot be written.
-// The steps live in certification.hpp, shared with `ltt curate`.
+// The steps live in certification.hpp, shared with `ltt curate`; run_certify reads as
+// parse/validate -> inputs -> compute -> outputs -> report.
 
 #include <optional>
 #include <sstream>
@@ -13,6 +14,7 @@
 
 #include <data/dsrl.hpp>
 
+#include "certificate_summary.hpp"
 #include "certification.hpp"
 #include "dataset_file.hpp"
 #include "json_writer.hpp"
@@ -37,94 +39,132 @@ constexpr Command certify_command{
     "return and cost) and --selection writes the selected episodes back in its layout.",
     certify_flags};
 
-}  // namespace
-
-int run_certify(const Invocation& call) {
-  const auto args = parse_or_help(certify_command, call);
-  if (!args) return 0;
-
-  // Flags, and the relations between them, before any file is read.
+// Parse and validate: the flags, the relations between them, and every output, before any
+// file is read.
+struct Request {
   Inputs in;
-  if (args->has("pool") == args->has("dataset"))
-    throw BadInput(args->has("pool") ? "--pool and --dataset exclude each other"
-                                     : "missing --pool (or --dataset)");
-  if (args->has("pool")) {
-    in.pool_file = args->text("pool");
+  cur::CalibratedSelectionOptions options;
+};
+
+// --pool or --dataset, and --scores for a dataset.
+void read_pool_flags(const Arguments& args, Inputs& in) {
+  if (args.has("pool") == args.has("dataset"))
+    throw BadInput(args.has("pool") ? "--pool and --dataset exclude each other"
+                                    : "missing --pool (or --dataset)");
+  if (args.has("pool")) {
+    in.pool_file = args.text("pool");
     in.pool_npy = in.pool_file->ends_with(".npy");
   } else {
-    in.dataset_file = args->text("dataset");
+    in.dataset_file = args.text("dataset");
     in.dataset_store = data::store_for(*in.dataset_file);
   }
-  if (args->has("scores")) {
+  if (args.has("scores")) {
     if (!in.dataset_file)
       throw BadInput("--scores needs --dataset (a pool file holds its own scores)");
-    in.scores_file = args->text("scores");
+    in.scores_file = args.text("scores");
   }
-  read_label_flags(*args, in);
+}
 
-  if (args->has("state-values")) in.state_values = args->text("state-values");
+// --state-values with --aggregation: scores as aggregates of per-state values (a dataset needs
+// them or --scores).
+void read_state_value_flags(const Arguments& args, Inputs& in) {
+  if (args.has("state-values")) in.state_values = args.text("state-values");
   if (in.dataset_file && in.scores_file.has_value() == in.state_values.has_value())
     throw BadInput(in.scores_file
                        ? "--scores and --state-values exclude each other"
                        : "--dataset needs --scores (one per episode) or --state-values (one per "
                          "row)");
-  if (args->given("aggregation") && !in.state_values)
+  if (args.given("aggregation") && !in.state_values)
     throw BadInput(
         "--aggregation needs --state-values (the pool's score column is already one "
         "score per trajectory)");
-  in.aggregator = read_aggregator(*args, in.aggregation_name);
-  const cur::CalibratedSelectionOptions options = read_selection_flags(*args, in);
+  in.aggregator = read_aggregator(args, in.aggregation_name);
+}
 
-  // Outputs: what each is, none an input or another output, each a regular file or a new name.
-  if (args->has("certificate")) in.certificate_file = args->text("certificate");
-  if (args->has("selection")) in.selection_file = args->text("selection");
-  if (args->has("transition-mask")) {
+// Outputs: what each is, none an input or another output, each a regular file or a new name.
+void read_output_flags(const Arguments& args, Inputs& in) {
+  if (args.has("certificate")) in.certificate_file = args.text("certificate");
+  if (args.has("selection")) in.selection_file = args.text("selection");
+  if (args.has("transition-mask")) {
     if (!in.dataset_file)
       throw BadInput("--transition-mask needs --dataset (a mask has one entry per transition row)");
-    in.transition_mask_file = args->text("transition-mask");
-    if (!in.transition_mask_file->ends_with(".npy"))
-      throw BadInput(cat("--transition-mask: ", in_quotes(*in.transition_mask_file),
-                         " is written as a .npy file: name it *.npy"));
+    read_transition_mask(args, in);
   }
   check_outputs(in, input_files(in));
+}
 
-  // Inputs.
+Request read_request(const Arguments& args) {
+  Request r;
+  Inputs& in = r.in;
+  read_pool_flags(args, in);
+  read_label_flags(args, in);
+  read_state_value_flags(args, in);
+  r.options = read_selection_flags(args, in);
+  read_output_flags(args, in);
+  return r;
+}
+
+// Inputs: the pool (or the dataset's episodes) with one score per trajectory, and the
+// calibration labels.
+struct PoolInputs {
   std::optional<data::DsrlPool> dataset;
   PoolFile pool;
+  cur::Calibration calibration;
+
+  const data::DsrlPool* dsrl() const { return dataset ? &*dataset : nullptr; }
+};
+
+PoolInputs read_inputs(const Inputs& in) {
+  PoolInputs r;
+  PoolFile& pool = r.pool;
   if (in.pool_file) {
     pool = read_pool(*in.pool_file, !in.state_values);
     if (in.state_values)
       pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
   } else {
-    dataset = data::load_dsrl_pool(*in.dataset_file);
-    pool = dataset_pool(*dataset, *in.dataset_file);
+    r.dataset = data::load_dsrl_pool(*in.dataset_file);
+    pool = dataset_pool(*r.dataset, *in.dataset_file);
     pool.pool.score =
-        in.scores_file ? read_episode_scores(*in.scores_file, pool, *dataset)
-                       : read_transition_scores(*in.state_values, pool, *dataset, in.aggregator);
+        in.scores_file ? read_episode_scores(*in.scores_file, pool, *r.dataset)
+                       : read_transition_scores(*in.state_values, pool, *r.dataset, in.aggregator);
   }
-  if (in.gate != "none" && pool.pool.episodic_return.empty())
-    throw BadInput(cat(pool.name, ": --gate ", in.gate,
+  if (in.gate != Gate::none && pool.pool.episodic_return.empty())
+    throw BadInput(cat(pool.name, ": --gate ", gate_name(in.gate),
                        " needs a 'return' column (episodic return)",
                        pool.npy() ? "; a .npy pool holds scores only" : ""));
-  const cur::Calibration calibration = read_calibration(pool, in);
+  r.calibration = read_calibration(pool, in);
+  return r;
+}
 
-  const Certification result = certify_pool(pool, calibration, in, options);
+}  // namespace
+
+int run_certify(const Invocation& call) {
+  const auto args = parse_or_help(certify_command, call);
+  if (!args) return 0;
+  const Request request = read_request(*args);
+  const Inputs& in = request.in;
+  const PoolInputs inputs = read_inputs(in);
+
+  // Compute: the calibrated selection, its triple and the gate.
+  const Certification result = certify_pool(inputs.pool, inputs.calibration, in, request.options);
   const cur::Certificate& c = result.result.certificate;
-  const data::DsrlPool* dsrl = dataset ? &*dataset : nullptr;
 
+  // Outputs: the certificate text first, as the certificate file holds it.
   std::ostringstream json_text;
   {
     JsonWriter json(json_text);
-    write_json(json, c, result.triple, result.gate, in, options, result.written_size, dsrl);
+    write_json(json, c, result.triple, result.gate, in, request.options, result.written_size,
+               inputs.dsrl());
     json_text << '\n';
   }
-  write_outputs(in, pool, dsrl, result.gate, json_text.str());
+  write_outputs(in, inputs.pool, inputs.dsrl(), result.gate, json_text.str());
 
+  // Report.
   if (args->flag("json"))
     call.out << json_text.str();
   else
-    write_summary(call.out, pool, c, result.triple, result.gate, in, options, result.written_size,
-                  dsrl);
+    write_summary(call.out, inputs.pool, c, result.triple, result.gate, in, request.options,
+                  result.written_size, inputs.dsrl());
   return 0;
 }
 

@@ -9,10 +9,13 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include <data/dsrl.hpp>
 
+#include "certificate_summary.hpp"
 #include "certification.hpp"
 #include "dataset_file.hpp"
 #include "json_writer.hpp"
@@ -54,105 +57,130 @@ const Command& curate_command() {
   return command;
 }
 
+// Parse and validate: the flags of both stages, and every output, before any file is read.
+struct Request {
+  ScoreSettings s;
+  Inputs in;      // the certification stage, every output included
+  Inputs placed;  // the outputs placed by the user, outside DIR's own files: written as certify's
+  cur::CalibratedSelectionOptions options;
+  std::optional<std::string> selection_in_dir;  // the selection's name in DIR, without --selection
+  std::vector<OutputName> names;                // DIR's files
+};
+
+// --selection, or the selection in DIR; --transition-mask.
+void read_curate_outputs(const Arguments& args, Request& r) {
+  Inputs& in = r.in;
+  r.placed = in;
+  r.placed.certificate_file.reset();
+  if (args.has("selection")) {
+    in.selection_file = r.placed.selection_file = args.text("selection");
+  } else {
+    const bool hdf5 = in.dataset_store == data::DsrlStore::hdf5;
+    r.selection_in_dir = hdf5 ? "selection.hdf5" : "selection";
+    in.selection_file = (r.s.out / *r.selection_in_dir).string();
+    r.names.push_back({*r.selection_in_dir, hdf5 ? Destination::file : Destination::directory});
+    choose_selection_format(in);
+  }
+  if (args.has("transition-mask")) {
+    read_transition_mask(args, in);
+    r.placed.transition_mask_file = in.transition_mask_file;
+  }
+}
+
+Request read_request(const Arguments& args) {
+  Request r;
+  r.s = read_score_settings(args);
+  Inputs& in = r.in;
+  in.dataset_file = r.s.dataset.string();
+  in.dataset_store = data::store_for(r.s.dataset);
+  read_label_flags(args, in);
+  r.options = read_selection_flags(args, in);
+  in.scores_file = (r.s.out / "scores.npy").string();
+  in.certificate_file = (r.s.out / "certificate.json").string();
+
+  r.names = scoring_output_names();
+  r.names.push_back({"certificate.json"});
+  read_curate_outputs(args, r);
+  NamedPaths inputs = scoring_input_files(r.s);
+  if (in.labels_file) inputs.emplace_back("labels", *in.labels_file);
+  check_output_directory(r.s.out, r.names, inputs);
+  check_outputs(r.placed, inputs, output_directory_files(r.s.out, r.names));
+  if (r.placed.selection_file) in.selection_format = r.placed.selection_format;
+  return r;
+}
+
+// The certificate.json text: the certificate with the scoring stage's fields.
+std::string certificate_text(const Request& r, const ScoringInputs& scoring_in,
+                             const ScoringResult& scored, const Certification& result,
+                             const data::DsrlPool& dataset) {
+  std::ostringstream text;
+  JsonWriter json(text);
+  write_json(json, result.result.certificate, result.triple, result.gate, r.in, r.options,
+             result.written_size, &dataset, [&](JsonWriter& j) {
+               j.key("scoring").begin_object();
+               write_scoring_fields(j, r.s, scoring_in, scored);
+               j.end_object();
+             });
+  text << '\n';
+  return text.str();
+}
+
+// Outputs: DIR whole or not at all, then the outputs placed elsewhere (DIR removed again if
+// one fails and the run created it).
+void write_curate_outputs(const Request& r, std::vector<OutputFile> files, const PoolFile& pool,
+                          const data::DsrlPool& dataset, const GateResult& gate) {
+  namespace fs = std::filesystem;
+  if (r.selection_in_dir)
+    files.push_back({*r.selection_in_dir, [&](const fs::path& p) {
+                       write_selection(p.string(), r.in, pool, &dataset, gate);
+                     }});
+  std::error_code ec;
+  const bool out_existed = fs::exists(r.s.out, ec);
+  write_output_directory(r.s.out, files);
+  try {
+    write_outputs(r.placed, pool, &dataset, gate, {});
+  } catch (...) {
+    if (!out_existed) fs::remove_all(r.s.out, ec);
+    throw;
+  }
+}
+
 }  // namespace
 
 int run_curate(const Invocation& call) {
   const auto args = parse_or_help(curate_command(), call);
   if (!args) return 0;
-  namespace fs = std::filesystem;
-
-  // Flags of both stages, and every output, before any file is read.
-  const ScoreSettings s = read_score_settings(*args);
-  Inputs in;
-  in.dataset_file = s.dataset.string();
-  in.dataset_store = data::store_for(s.dataset);
-  read_label_flags(*args, in);
-  const cur::CalibratedSelectionOptions options = read_selection_flags(*args, in);
-  in.scores_file = (s.out / "scores.npy").string();
-  in.certificate_file = (s.out / "certificate.json").string();
-
-  std::vector<OutputName> names = scoring_output_names();
-  names.push_back({"certificate.json"});
-  // Outputs placed by the user, outside DIR's own files, are checked and written as certify's.
-  Inputs placed = in;
-  placed.certificate_file.reset();
-  std::optional<std::string> selection_in_dir;
-  if (args->has("selection")) {
-    in.selection_file = placed.selection_file = args->text("selection");
-  } else {
-    const bool hdf5 = in.dataset_store == data::DsrlStore::hdf5;
-    selection_in_dir = hdf5 ? "selection.hdf5" : "selection";
-    in.selection_file = (s.out / *selection_in_dir).string();
-    names.push_back({*selection_in_dir, hdf5 ? Destination::file : Destination::directory});
-    choose_selection_format(in);
-  }
-  if (args->has("transition-mask")) {
-    in.transition_mask_file = placed.transition_mask_file = args->text("transition-mask");
-    if (!in.transition_mask_file->ends_with(".npy"))
-      throw BadInput(cat("--transition-mask: ", in_quotes(*in.transition_mask_file),
-                         " is written as a .npy file: name it *.npy"));
-  }
-  NamedPaths inputs = scoring_input_files(s);
-  if (in.labels_file) inputs.emplace_back("labels", *in.labels_file);
-  check_output_directory(s.out, names, inputs);
-  check_outputs(placed, inputs, output_directory_files(s.out, names));
-  if (placed.selection_file) in.selection_format = placed.selection_format;
+  const Request r = read_request(*args);
+  const ScoreSettings& s = r.s;
 
   // Inputs, and the calibration labels (from the file's costs, not the scores): before training.
   const ScoringInputs scoring_in = read_scoring_inputs(s);
   const data::DsrlPool& dataset = scoring_in.dataset;
-  PoolFile pool = dataset_pool(dataset, in.dataset_file.value());
-  const cur::Calibration calibration = read_calibration(pool, in);
+  PoolFile pool = dataset_pool(dataset, r.in.dataset_file.value());
+  const cur::Calibration calibration = read_calibration(pool, r.in);
 
+  // Compute: the scores, then the certification on them.
   const ScoringResult scored = compute_scores(s, scoring_in);
   pool.pool.score = scored.scores;
-  const Certification result = certify_pool(pool, calibration, in, options);
-  const cur::Certificate& c = result.result.certificate;
+  const Certification result = certify_pool(pool, calibration, r.in, r.options);
 
-  std::ostringstream score_json, certificate_json;
-  {
-    JsonWriter json(score_json);
-    json.begin_object();
-    write_scoring_fields(json, s, scoring_in, scored);
-    json.end_object();
-    score_json << '\n';
-  }
-  {
-    JsonWriter json(certificate_json);
-    write_json(json, c, result.triple, result.gate, in, options, result.written_size, &dataset,
-               [&](JsonWriter& j) {
-                 j.key("scoring").begin_object();
-                 write_scoring_fields(j, s, scoring_in, scored);
-                 j.end_object();
-               });
-    certificate_json << '\n';
-  }
-
-  std::vector<OutputFile> files = scoring_files(scored, score_json.str());
-  files.push_back({"certificate.json", [text = certificate_json.str()](const fs::path& p) {
-                     data::write_stream_atomically(p, [&](std::ostream& o) { o << text; });
+  // Outputs.
+  const std::string certificate_json = certificate_text(r, scoring_in, scored, result, dataset);
+  std::vector<OutputFile> files =
+      scoring_files(scored, scoring_json_text(s, scoring_in, scored));
+  files.push_back({"certificate.json", [&certificate_json](const std::filesystem::path& p) {
+                     data::write_stream_atomically(p, [&](std::ostream& o) { o << certificate_json; });
                    }});
-  if (selection_in_dir)
-    files.push_back({*selection_in_dir, [&](const fs::path& p) {
-                       write_selection(p.string(), in, pool, &dataset, result.gate);
-                     }});
-  std::error_code ec;
-  const bool out_existed = fs::exists(s.out, ec);
-  write_output_directory(s.out, files);
-  try {
-    write_outputs(placed, pool, &dataset, result.gate, {});
-  } catch (...) {
-    if (!out_existed) fs::remove_all(s.out, ec);
-    throw;
-  }
+  write_curate_outputs(r, std::move(files), pool, dataset, result.gate);
 
+  // Report.
   if (args->flag("json")) {
-    call.out << certificate_json.str();
+    call.out << certificate_json;
   } else {
     write_scoring_summary(call.out, s, scoring_in, scored);
     call.out << "\n";
-    write_summary(call.out, pool, c, result.triple, result.gate, in, options, result.written_size,
-                  &dataset);
+    write_summary(call.out, pool, result.result.certificate, result.triple, result.gate, r.in,
+                  r.options, result.written_size, &dataset);
     call.out << "wrote the score outputs to " << s.out.string()
              << ": state_values.npy, scores.npy, model.ltt, score.json\n";
   }

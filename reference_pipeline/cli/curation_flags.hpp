@@ -1,8 +1,8 @@
 #pragma once
 // Flag values the curation subcommands share (`ltt certify`, `ltt score`, `ltt curate`): the
-// --grid list of quantiles, --aggregation, and real numbers given through text flags (a cost
-// budget, a clip kappa, a percentile), which the flag table's kinds do not cover. Messages name
-// the flag.
+// --grid list of quantiles, --aggregation with its --percentile (one pair of table entries and
+// one parser), and real numbers given through text flags (a cost budget, a clip kappa, a
+// percentile), which the flag table's kinds do not cover. Messages name the flag.
 
 #include <cmath>
 #include <optional>
@@ -61,6 +61,14 @@ inline std::vector<double> grid_quantiles(std::string_view text) {
   }
   return q;
 }
+
+// --aggregation and --percentile, one pair of entries for every table that takes them;
+// `help` says what is aggregated.
+inline constexpr Flag aggregation_flag(std::string_view help) {
+  return {"aggregation", FlagKind::text, help, "mean"};
+}
+inline constexpr Flag percentile_flag{"percentile", FlagKind::text,
+                                      "percent for --aggregation percentile, in [0, 100]", "10"};
 
 // --aggregation (mean, minimum or percentile of per-state values over a trajectory) and its
 // --percentile; `name` receives the text given.

@@ -1,18 +1,26 @@
 #pragma once
-// What `ltt rate` and `ltt budget` both say about the first selection S_1 (N1 trajectories,
-// U1 unsafe) before any number of labels: its null boundary U*, its purity margin, and which
-// side of the certification dichotomy it is on (paper, Propositions "certification
-// dichotomy" and "certification rate").
+// What `ltt rate` and `ltt budget` both ask about the first selection S_1 (N1 of the pool's N
+// trajectories, U1 unsafe) at (alpha, delta) -- one flag table and one reader for the question --
+// and what both say about it before any number of labels: its null boundary U*, its purity
+// margin, and which side of the certification dichotomy it is on (paper, Propositions
+// "certification dichotomy" and "certification rate").
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <ltt/certification_rate.hpp>
 #include <ltt/pvalue.hpp>
 
+#include "arguments.hpp"
+#include "format.hpp"
 #include "json_writer.hpp"
+#include "subcommand.hpp"
 
 namespace ltt::cli {
 
@@ -27,6 +35,43 @@ inline constexpr std::int64_t max_curve_points = std::int64_t{1} << 14;     // b
 // Within 2.2e-12 below the target the budget search steps one n at a time; nearer to 1 than
 // this, that band can hold millions of n (N = 2^32, N1 = 10, target 1: seconds).
 inline constexpr double max_budget_target = 0.999999999;
+
+// The question: the pool, its first selection, and the walk's levels.
+struct FirstSelectionQuestion {
+  std::int64_t N = 0, N1 = 0, U1 = 0;
+  double alpha = 0.25, delta = 0.1;
+};
+
+// The largest --N or --N1 a subcommand accepts, and why (arguments.hpp's Flag::maximum).
+struct CountLimit {
+  std::int64_t maximum = max_count;
+  std::string_view reason = {};
+};
+
+// The flags of the question: --N, --N1, --U1, then `asked` (what the subcommand computes from
+// them), --alpha, --delta, --json, then `more`.
+inline std::vector<Flag> first_selection_flags(CountLimit N, CountLimit N1, const Flag& asked,
+                                               std::initializer_list<Flag> more = {}) {
+  std::vector<Flag> flags = {
+      {"N", FlagKind::count, "trajectories in the pool", {}, true, N.maximum, N.reason},
+      {"N1", FlagKind::count, "trajectories in the first selection S_1", {}, true, N1.maximum,
+       N1.reason},
+      {"U1", FlagKind::count, "unsafe trajectories in S_1", {}, true},
+      asked,
+      {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
+      {"delta", FlagKind::open_unit, "risk level", "0.1"},
+      {"json", FlagKind::boolean, "print one JSON object instead of the summary"}};
+  flags.insert(flags.end(), more.begin(), more.end());
+  return flags;
+}
+
+// The question as the flags give it, N1 <= N and U1 <= N1 checked.
+inline FirstSelectionQuestion read_first_selection(const Arguments& args) {
+  require_not_above(args, "N1", "N");
+  require_not_above(args, "U1", "N1");
+  return {args.count("N"), args.count("N1"), args.count("U1"), args.real("alpha"),
+          args.real("delta")};
+}
 
 struct FirstSelection {
   std::int64_t N1 = 0;
@@ -65,6 +110,17 @@ inline void write_json(JsonWriter& json, const FirstSelection& s) {
 
 inline std::string describe_margin(const FirstSelection& s) {
   return s.purity_margin ? brief(*s.purity_margin) : std::string("undefined (N1 = 0)");
+}
+
+// The summary's lines on the question and on S_1, under the subcommand's answer.
+inline void write_first_selection_summary(std::ostream& out, const FirstSelectionQuestion& q,
+                                          const FirstSelection& s) {
+  out << "  pool N = " << q.N << ", first selection N1 = " << q.N1 << " with U1 = " << q.U1
+      << " unsafe\n"
+      << "  alpha = " << shortest(q.alpha) << ", delta = " << shortest(q.delta) << "\n"
+      << "  null boundary U* = " << s.null_boundary
+      << ", purity margin alpha - U1/N1 = " << describe_margin(s) << "\n"
+      << "  " << interpretation(s) << "\n";
 }
 
 }  // namespace ltt::cli

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <ltt/certification_rate.hpp>
 
@@ -17,66 +18,59 @@ namespace ltt::cli {
 
 namespace {
 
-constexpr Flag rate_flags[] = {
-    {"N", FlagKind::count, "trajectories in the pool", {}, true},
-    {"N1", FlagKind::count, "trajectories in the first selection S_1", {}, true},
-    {"U1", FlagKind::count, "unsafe trajectories in S_1", {}, true},
-    {"n", FlagKind::count, "calibration labels, drawn uniformly without replacement", {}, true},
-    {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
-    {"delta", FlagKind::open_unit, "risk level", "0.1"},
-    {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
-};
+const Command& rate_command() {
+  static const std::vector<Flag> flags = first_selection_flags(
+      {}, {},
+      {"n", FlagKind::count, "calibration labels, drawn uniformly without replacement", {}, true});
+  static const Command command{
+      "rate",
+      "The probability that the strict fixed-sequence walk certifies its first selection S_1\n"
+      "(N1 of the pool's N trajectories, U1 of them unsafe) with n calibration labels, in\n"
+      "closed form. Also prints the null boundary U* = floor(alpha N1) + 1 and the purity\n"
+      "margin alpha - U1/N1.",
+      flags};
+  return command;
+}
 
-constexpr Command rate_command{
-    "rate",
-    "The probability that the strict fixed-sequence walk certifies its first selection S_1\n"
-    "(N1 of the pool's N trajectories, U1 of them unsafe) with n calibration labels, in\n"
-    "closed form. Also prints the null boundary U* = floor(alpha N1) + 1 and the purity\n"
-    "margin alpha - U1/N1.",
-    rate_flags};
+void write_rate_json(std::ostream& out, const FirstSelectionQuestion& q, std::int64_t n,
+                     double rate, const FirstSelection& s) {
+  JsonWriter json(out);
+  json.begin_object()
+      .field("N", q.N)
+      .field("N1", q.N1)
+      .field("U1", q.U1)
+      .field("n", n)
+      .field("alpha", q.alpha)
+      .field("delta", q.delta)
+      .field("rate", rate);
+  write_json(json, s);
+  json.end_object();
+  out << '\n';
+}
 
 }  // namespace
 
 int run_rate(const Invocation& call) {
-  const auto args = parse_or_help(rate_command, call);
+  const auto args = parse_or_help(rate_command(), call);
   if (!args) return 0;
-  require_not_above(*args, "N1", "N");
-  require_not_above(*args, "U1", "N1");
+  const FirstSelectionQuestion q = read_first_selection(*args);
   require_not_above(*args, "n", "N");
-  const std::int64_t N = args->count("N"), N1 = args->count("N1"), U1 = args->count("U1"),
-                     n = args->count("n");
-  if (n > max_rate_labels && N1 > max_first_selection)
+  const std::int64_t n = args->count("n");
+  if (n > max_rate_labels && q.N1 > max_first_selection)
     throw BadInput(cat("--n: ", std::to_string(n), " exceeds the maximum ",
                        std::to_string(max_rate_labels), " when --N1 exceeds ",
                        std::to_string(max_first_selection),
                        " (the work grows with the spread of m ~ Hyp(N, N1, n))"));
-  const double alpha = args->real("alpha"), delta = args->real("delta");
 
-  const double rate = ltt::certification_rate(N, N1, U1, n, alpha, delta);
-  const FirstSelection s = first_selection(N1, U1, alpha);
+  const double rate = ltt::certification_rate(q.N, q.N1, q.U1, n, q.alpha, q.delta);
+  const FirstSelection s = first_selection(q.N1, q.U1, q.alpha);
 
   if (args->flag("json")) {
-    JsonWriter json(call.out);
-    json.begin_object()
-        .field("N", N)
-        .field("N1", N1)
-        .field("U1", U1)
-        .field("n", n)
-        .field("alpha", alpha)
-        .field("delta", delta)
-        .field("rate", rate);
-    write_json(json, s);
-    json.end_object();
-    call.out << '\n';
+    write_rate_json(call.out, q, n, rate, s);
     return 0;
   }
-  call.out << "certification rate " << brief(rate) << " with n = " << n << " labels\n"
-           << "  pool N = " << N << ", first selection N1 = " << N1 << " with U1 = " << U1
-           << " unsafe\n"
-           << "  alpha = " << shortest(alpha) << ", delta = " << shortest(delta) << "\n"
-           << "  null boundary U* = " << s.null_boundary
-           << ", purity margin alpha - U1/N1 = " << describe_margin(s) << "\n"
-           << "  " << interpretation(s) << "\n";
+  call.out << "certification rate " << brief(rate) << " with n = " << n << " labels\n";
+  write_first_selection_summary(call.out, q, s);
   return 0;
 }
 

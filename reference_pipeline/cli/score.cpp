@@ -2,8 +2,9 @@
 // scores it gives, written into --out DIR (safety_scoring.hpp says what and how).
 
 #include <filesystem>
-#include <sstream>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "json_writer.hpp"
@@ -33,17 +34,30 @@ const Command& score_command() {
   return command;
 }
 
+// Outputs: DIR whole or not at all, and a new --model path (the same bytes as DIR/model.ltt),
+// removed again if DIR cannot be written.
+void write_score_outputs(const ScoreSettings& s, bool save_model, const ScoringResult& r,
+                         std::string json_text) {
+  if (save_model) learning::save_models(*s.model, r.ensemble.members);
+  try {
+    write_output_directory(s.out, scoring_files(r, std::move(json_text)));
+  } catch (...) {
+    std::error_code ec;
+    if (save_model) std::filesystem::remove(*s.model, ec);
+    throw;
+  }
+}
+
 }  // namespace
 
 int run_score(const Invocation& call) {
   const auto args = parse_or_help(score_command(), call);
   if (!args) return 0;
+  // Parse and validate, and every output, before any file is read.
   const ScoreSettings s = read_score_settings(*args);
   const std::vector<OutputName> names = scoring_output_names();
   const NamedPaths inputs = scoring_input_files(s);
   check_output_directory(s.out, names, inputs);
-  // A new --model path gets the model too (the same bytes as DIR/model.ltt), removed again if
-  // DIR cannot be written.
   const bool save_model =
       s.model && !s.reuse_model && !same_file(*s.model, s.out / "model.ltt");
   if (save_model)
@@ -52,27 +66,12 @@ int run_score(const Invocation& call) {
 
   const ScoringInputs in = read_scoring_inputs(s);
   const ScoringResult r = compute_scores(s, in);
+  const std::string json_text = scoring_json_text(s, in, r);
+  write_score_outputs(s, save_model, r, json_text);
 
-  std::ostringstream json_text;
-  {
-    JsonWriter json(json_text);
-    json.begin_object();
-    write_scoring_fields(json, s, in, r);
-    json.end_object();
-    json_text << '\n';
-  }
-  if (save_model) learning::save_models(*s.model, r.ensemble.members);
-  try {
-    write_output_directory(s.out, scoring_files(r, json_text.str()));
-  } catch (...) {
-    std::error_code ec;
-    if (save_model) std::filesystem::remove(*s.model, ec);
-    throw;
-  }
-
-  if (args->flag("json"))
-    call.out << json_text.str();
-  else {
+  if (args->flag("json")) {
+    call.out << json_text;
+  } else {
     write_scoring_summary(call.out, s, in, r);
     call.out << "wrote " << (s.out / "state_values.npy").string()
              << ", scores.npy, model.ltt, score.json\n";
