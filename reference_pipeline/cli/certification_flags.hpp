@@ -11,6 +11,7 @@
 //                                            link): before any work
 
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
@@ -155,8 +156,10 @@ inline NamedPaths input_files(const Inputs& in) {
 }
 
 // The outputs set in `in`, each checked by output_paths.hpp's rule against `inputs`, against
-// `outputs` (files the run writes elsewhere) and against each other.
-inline void check_outputs(Inputs& in, const NamedPaths& inputs, NamedPaths outputs = {}) {
+// `outputs` (files the run writes elsewhere) and against each other; `created_first` is a
+// directory the run creates before writing them (check_output).
+inline void check_outputs(Inputs& in, const NamedPaths& inputs, NamedPaths outputs = {},
+                          const std::filesystem::path& created_first = {}) {
   if (in.selection_file) choose_selection_format(in);
   const std::pair<std::string_view, const std::optional<std::string>*> named[] = {
       {"selection", &in.selection_file},
@@ -168,7 +171,7 @@ inline void check_outputs(Inputs& in, const NamedPaths& inputs, NamedPaths outpu
                                in.selection_format == SelectionFormat::dsrl_dataset &&
                                in.dataset_store == data::DsrlStore::npy_directory;
     check_output(flag, **file, npy_directory ? Destination::directory : Destination::file, inputs,
-                 outputs);
+                 outputs, created_first);
     outputs.emplace_back(flag, **file);
   }
 }

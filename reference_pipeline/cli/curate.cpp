@@ -65,6 +65,7 @@ struct Request {
   cur::CalibratedSelectionOptions options;
   std::optional<std::string> selection_in_dir;  // the selection's name in DIR, without --selection
   std::vector<OutputName> names;                // DIR's files
+  bool save_model = false;  // --model names a new file: the trained ensemble is saved there too
 };
 
 // --selection, or the selection in DIR; --transition-mask.
@@ -104,7 +105,14 @@ Request read_request(const Arguments& args) {
   NamedPaths inputs = scoring_input_files(r.s);
   if (in.labels_file) inputs.emplace_back("labels", *in.labels_file);
   check_output_directory(r.s.out, r.names, inputs);
-  check_outputs(r.placed, inputs, output_directory_files(r.s.out, r.names));
+  NamedPaths dir_files = output_directory_files(r.s.out, r.names);
+  // A new --model gets the same bytes as DIR/model.ltt, as with `ltt score --model NEW`.
+  r.save_model = saves_model(r.s);
+  if (r.save_model) {
+    check_output("model", *r.s.model, Destination::file, inputs, dir_files, r.s.out);
+    dir_files.emplace_back("model", *r.s.model);
+  }
+  check_outputs(r.placed, inputs, dir_files, r.s.out);
   if (r.placed.selection_file) in.selection_format = r.placed.selection_format;
   return r;
 }
@@ -125,10 +133,11 @@ std::string certificate_text(const Request& r, const ScoringInputs& scoring_in,
   return text.str();
 }
 
-// Outputs: DIR whole or not at all, then the outputs placed elsewhere (DIR removed again if
-// one fails and the run created it).
+// Outputs: DIR whole or not at all, then a new --model and the outputs placed elsewhere (on a
+// failure the model is removed again, and DIR too if the run created it).
 void write_curate_outputs(const Request& r, std::vector<OutputFile> files, const PoolFile& pool,
-                          const data::DsrlPool& dataset, const GateResult& gate) {
+                          const data::DsrlPool& dataset, const ScoringResult& scored,
+                          const GateResult& gate) {
   namespace fs = std::filesystem;
   if (r.selection_in_dir)
     files.push_back({*r.selection_in_dir, [&](const fs::path& p) {
@@ -137,9 +146,15 @@ void write_curate_outputs(const Request& r, std::vector<OutputFile> files, const
   std::error_code ec;
   const bool out_existed = fs::exists(r.s.out, ec);
   write_output_directory(r.s.out, files);
+  bool model_saved = false;
   try {
+    if (r.save_model) {
+      learning::save_models(*r.s.model, scored.ensemble.members);
+      model_saved = true;
+    }
     write_outputs(r.placed, pool, &dataset, gate, {});
   } catch (...) {
+    if (model_saved) fs::remove(*r.s.model, ec);
     if (!out_existed) fs::remove_all(r.s.out, ec);
     throw;
   }
@@ -171,7 +186,7 @@ int run_curate(const Invocation& call) {
   files.push_back({"certificate.json", [&certificate_json](const std::filesystem::path& p) {
                      data::write_stream_atomically(p, [&](std::ostream& o) { o << certificate_json; });
                    }});
-  write_curate_outputs(r, std::move(files), pool, dataset, result.gate);
+  write_curate_outputs(r, std::move(files), pool, dataset, scored, result.gate);
 
   // Report.
   if (args->flag("json")) {
@@ -183,6 +198,7 @@ int run_curate(const Invocation& call) {
                   r.options, result.written_size, &dataset);
     call.out << "wrote the score outputs to " << s.out.string()
              << ": state_values.npy, scores.npy, model.ltt, score.json\n";
+    if (r.save_model) call.out << "saved the model to " << s.model->string() << "\n";
   }
   return 0;
 }

@@ -128,14 +128,20 @@ inline void check_destination(std::string_view flag, const std::filesystem::path
   }
 }
 
-// The whole rule for an output a flag names (see the top of this file).
+// The whole rule for an output a flag names (see the top of this file). `created_first` is a
+// directory the run creates before it writes `path` (the --out DIR of score and curate, already
+// checked to be creatable): a path inside it is accepted while it does not exist yet.
 inline void check_output(std::string_view flag, const std::filesystem::path& path,
-                         Destination kind, const NamedPaths& inputs, const NamedPaths& outputs) {
+                         Destination kind, const NamedPaths& inputs, const NamedPaths& outputs,
+                         const std::filesystem::path& created_first = {}) {
   check_distinct(flag, path, inputs, outputs);
   check_destination(flag, path, kind);
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   const std::string shown = cat("--", flag, ": cannot write ", in_quotes(path.string()));
   std::error_code ec;
+  if (!std::filesystem::exists(dir, ec) && !created_first.empty() &&
+      detail::resolved(dir) == detail::resolved(created_first))
+    return;
   if (!std::filesystem::is_directory(dir, ec))
     throw BadInput(cat(shown, ": no directory ", in_quotes(dir.string())));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)

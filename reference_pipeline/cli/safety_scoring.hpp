@@ -165,6 +165,12 @@ inline constexpr std::string_view scoring_file_names[] = {"state_values.npy", "s
                                                           "model.ltt", "score.json"};
 
 // The same, for check_output_directory.
+// --model names a file that does not exist yet and is not DIR/model.ltt: the trained ensemble
+// is saved there too.
+inline bool saves_model(const ScoreSettings& s) {
+  return s.model && !s.reuse_model && !same_file(*s.model, s.out / "model.ltt");
+}
+
 inline std::vector<OutputName> scoring_output_names() {
   std::vector<OutputName> names;
   for (const std::string_view name : scoring_file_names) names.push_back({std::string(name)});

@@ -58,8 +58,7 @@ int run_score(const Invocation& call) {
   const std::vector<OutputName> names = scoring_output_names();
   const NamedPaths inputs = scoring_input_files(s);
   check_output_directory(s.out, names, inputs);
-  const bool save_model =
-      s.model && !s.reuse_model && !same_file(*s.model, s.out / "model.ltt");
+  const bool save_model = saves_model(s);
   if (save_model)
     check_output("model", *s.model, Destination::file, inputs,
                  output_directory_files(s.out, names));

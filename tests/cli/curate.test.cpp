@@ -208,3 +208,40 @@ TEST_CASE("ltt curate and ltt draw: bad input refused with one line, before trai
   CHECK(fs::is_directory(out3 / "selection"));
   CHECK(fs::exists(out3 / "selection" / "observations.npy"));
 }
+
+TEST_CASE("ltt curate: a new --model is saved, and outputs may lie in the --out it creates") {
+  const fs::path d = dataset();
+  const fs::path out = fresh("c-model");
+  const fs::path model = fresh("c-model.ltt");
+  const std::string selection = with_hdf5 ? "picked.hdf5" : "picked";
+  // --selection inside an --out that does not exist yet: the run creates DIR first.
+  const Result r = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), net,
+                               " --draw 100 --budget 40 --seed 5 --model ", q(model),
+                               " --selection ", q(out / selection), " --transition-mask ",
+                               q(out / "mask.npy")));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("saved the model to ") != std::string::npos);
+  REQUIRE(fs::exists(model));
+  CHECK(slurp(model) == slurp(out / "model.ltt"));
+  CHECK(fs::exists(out / selection));
+  CHECK(fs::exists(out / "mask.npy"));
+  CHECK_FALSE(fs::exists(out / (with_hdf5 ? "selection.hdf5" : "selection")));
+
+  // The saved model scores the file as the run did.
+  const fs::path again = fresh("c-model-again");
+  const Result s = run_ltt(cat("score --dataset ", q(d), " --out ", q(again), " --model ",
+                               q(model), " --quiet"));
+  REQUIRE_MESSAGE(s.code == 0, s.err);
+  CHECK(slurp(again / "scores.npy") == slurp(out / "scores.npy"));
+
+  // A selection in a directory that is neither there nor DIR is refused before training: no
+  // model, no DIR.
+  const fs::path out2 = fresh("c-model-2");
+  const fs::path model2 = fresh("c-model-2.ltt");
+  const Result bad = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out2), net,
+                                 " --draw 100 --budget 40 --model ", q(model2), " --selection ",
+                                 q(out2 / "no-such-dir" / selection)));
+  CHECK(bad.code == 2);
+  CHECK_FALSE(fs::exists(model2));
+  CHECK_FALSE(fs::exists(out2));
+}
