@@ -31,6 +31,19 @@ TEST_CASE("aggregate_score: mean by default, compensated") {
   CHECK(cur::aggregate_score(hard) == doctest::Approx(1.0 / 3));
 }
 
+TEST_CASE("aggregate_score: the mean of finite values is finite where their sum overflows") {
+  const double big = std::numeric_limits<double>::max();
+  const std::vector<double> top{big, big, big};
+  CHECK(cur::aggregate_score(top) == big);  // exact: (3 * 2^-2 big) / 3 * 2^2
+  const std::vector<double> mixed{1.5e308, 1.7e308, -0.2e308, 1.0};
+  CHECK(cur::aggregate_score(mixed) == doctest::Approx(0.75e308));
+  const std::vector<double> offsets_data{1.7e308, 1.7e308, 1.0, 2.0};
+  const std::vector<std::int64_t> offsets{0, 2, 4};
+  const std::vector<double> g = cur::trajectory_scores(offsets_data, offsets);
+  CHECK(g[0] == 1.7e308);
+  CHECK(g[1] == 1.5);
+}
+
 TEST_CASE("aggregate_score: minimum") {
   const std::vector<double> v{4, -1, 3, 2};
   CHECK(cur::aggregate_score(v, {cur::Aggregation::minimum}) == -1.0);

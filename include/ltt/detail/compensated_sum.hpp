@@ -27,9 +27,20 @@ inline double compensated_sum(std::span<const double> x) {
   return s.value();
 }
 
-// x must be non-empty.
+// x must be non-empty. The mean of finite values is finite even where their sum overflows
+// (three state values of 1.7e308): then the terms are scaled by 2^-e, 2^e >= |x|, before they
+// are summed (exact, but for terms below 2^-1022 + e, far under the sum's last bit) and the
+// mean is scaled back. Sums that do not overflow take the first path, unchanged.
 inline double compensated_mean(std::span<const double> x) {
-  return compensated_sum(x) / static_cast<double>(x.size());
+  const double n = static_cast<double>(x.size());
+  const double sum = compensated_sum(x);
+  if (std::isfinite(sum)) return sum / n;
+  for (const double v : x)
+    if (!std::isfinite(v)) return sum / n;  // an infinite or NaN term: nothing to rescue
+  const int e = std::ilogb(n) + 1;
+  CompensatedSum scaled;
+  for (const double v : x) scaled.add(std::ldexp(v, -e));
+  return std::ldexp(scaled.value() / n, e);
 }
 
 }  // namespace ltt::detail
