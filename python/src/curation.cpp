@@ -196,8 +196,8 @@ py::object validation_record(const cur::GuaranteeValidation& v) {
     py::dict td;
     td["distinct_counts"] = t.distinct_counts;
     td["mean_r_hat"] = t.mean_r_hat;
-    td["mean_r_lo"] = t.mean_r_lo;
     td["mean_r_hat_certified"] = optional_value(t.mean_r_hat_certified);
+    td["mean_r_lo"] = t.mean_r_lo;
     td["mean_bound_certified"] = optional_value(t.mean_bound_certified);
     td["mean_bound_covers"] = optional_value(t.mean_bound_covers);
     td["covered"] = t.covered;
