@@ -43,10 +43,10 @@
 
 #include "arguments.hpp"
 #include "bad_input.hpp"
-#include "certificate_json.hpp"
 #include "curation_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
+#include "json_fields.hpp"
 #include "json_writer.hpp"
 #include "output_directory.hpp"
 #include "output_paths.hpp"
@@ -174,22 +174,7 @@ inline void write_json(JsonWriter& json, const cur::Certificate& c,
                 std::int64_t written_size, const data::DsrlPool* dataset,
                 const std::function<void(JsonWriter&)>& more_fields = {}) {
   json.begin_object();
-  write_certificate_fields(json, c);
-  json.key("triple");
-  if (triple) {
-    json.begin_object()
-        .field("r_hat", triple->r_hat)
-        .field("r_lo", triple->r_lo)
-        .field("conditional_bound", triple->conditional_bound)
-        .field("N1", triple->N1)
-        .field("m1", triple->m1)
-        .field("k1", triple->k1)
-        .field("U1_upper_decile", triple->U1_upper_decile)
-        .field("r_hat_error_bound", triple->error_bound)
-        .end_object();
-  } else {
-    json.null();
-  }
+  fields(cur::PricedCertificate{&c, &triple}, JsonFields{json});
   json.key("gate");
   if (gate.top) {
     const cur::RewardSubselection& t = *gate.top;
@@ -582,8 +567,6 @@ inline Certification certify_pool(const PoolFile& pool, const cur::Calibration& 
     const cur::CertificateStep& first = c.steps.front();
     out.triple =
         ltt::certificate_triple(N, first.N, first.m, first.k, c.calibration_size, c.alpha, c.delta);
-    c.triple =
-        cur::TripleRecord{out.triple->r_hat, out.triple->r_lo, out.triple->conditional_bound};
   }
   GateResult& gate = out.gate;
   gate.kind = in.gate;

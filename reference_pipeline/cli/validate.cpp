@@ -23,9 +23,9 @@
 #include <curation/validation.hpp>
 #include <ltt/fixed_sequence.hpp>
 
-#include "certificate_json.hpp"
 #include "curation_flags.hpp"
 #include "format.hpp"
+#include "json_fields.hpp"
 #include "json_writer.hpp"
 #include "pool_file.hpp"
 #include "subcommand.hpp"
@@ -196,48 +196,18 @@ int run_validate(const Invocation& call) {
         .field("delta", v.delta)
         .field("procedure", flag_name(v.procedure))
         .field("confidence", v.confidence);
-    json.key("grid").begin_array();
-    for (const double q : options.quantiles) json.value(q);
-    json.end_array();
-    write_proportion(json, "certification", v.certification);
-    write_proportion(json, "false_certification", v.false_certification);
-    write_proportion(json, "conditional_violation", v.conditional_violation);
-    json.field("false_certification_above_delta", above_delta)
-        .field("closed_form_rate", v.closed_form_rate)
-        .field("purity_margin", v.purity_margin);
-    json.key("steps").begin_array();
-    for (const auto& s : v.steps)
-      json.begin_object()
-          .field("quantile", s.quantile)
-          .field("lambda", s.lambda)
-          .field("N", s.N)
-          .field("U", s.U)
-          .field("null_boundary", s.null_boundary)
-          .field("unsafe_fraction", s.unsafe_fraction)
-          .field("true_null", s.true_null)
-          .field("returned", s.returned)
-          .end_object();
-    json.end_array().field("returned_none", v.returned_none);
-    json.key("merged_quantiles").begin_array();
-    for (const double q : v.merged_quantiles) json.value(q);
-    json.end_array();
-    json.key("triple");
-    if (v.triple) {
-      const auto& t = *v.triple;
-      json.begin_object()
-          .field("distinct_counts", t.distinct_counts)
-          .field("mean_r_hat", t.mean_r_hat)
-          .field("mean_r_hat_certified", t.mean_r_hat_certified)
-          .field("mean_r_lo", t.mean_r_lo)
-          .field("mean_bound_certified", t.mean_bound_certified)
-          .field("mean_bound_covers", t.mean_bound_covers)
-          .field("covered", t.covered)
-          .field("covered_fraction", t.covered_fraction)
-          .field("max_error_bound", t.max_error_bound)
-          .end_object();
-    } else {
-      json.null();
-    }
+    JsonFields put(json);
+    put("grid", options.quantiles);
+    put("certification", v.certification);
+    put("false_certification", v.false_certification);
+    put("conditional_violation", v.conditional_violation);
+    put("false_certification_above_delta", above_delta);
+    put("closed_form_rate", v.closed_form_rate);
+    put("purity_margin", v.purity_margin);
+    put("steps", v.steps);
+    put("returned_none", v.returned_none);
+    put("merged_quantiles", v.merged_quantiles);
+    put("triple", v.triple);
     json.end_object();
     call.out << '\n';
     return 0;
