@@ -148,6 +148,40 @@ std::string show_row(const ltt::curation::ProportionEstimate& p) {
              " | [", brief(p.lower), ", ", brief(p.upper), "]");
 }
 
+// The --json object: the run's settings under the program's names (N, n, the procedure's flag
+// name), then the harness's results in their own field lists.
+void write_json(std::ostream& out, const ltt::curation::GuaranteeValidation& v,
+                const std::string& path, std::optional<double> budget,
+                const std::vector<double>& grid) {
+  JsonWriter json(out);
+  json.begin_object()
+      .field("pool", path)
+      .field("N", v.pool_size)
+      .field("pool_unsafe", v.pool_unsafe)
+      .field("budget", budget)
+      .field("n", v.calibration_size)
+      .field("draws", v.draws)
+      .field("seed", static_cast<std::int64_t>(v.seed))
+      .field("alpha", v.alpha)
+      .field("delta", v.delta)
+      .field("procedure", flag_name(v.procedure))
+      .field("confidence", v.confidence);
+  JsonFields put(json);
+  put("grid", grid);
+  put("certification", v.certification);
+  put("false_certification", v.false_certification);
+  put("conditional_violation", v.conditional_violation);
+  put("false_certification_above_delta", v.false_certification.lower > v.delta);
+  put("closed_form_rate", v.closed_form_rate);
+  put("purity_margin", v.purity_margin);
+  put("steps", v.steps);
+  put("returned_none", v.returned_none);
+  put("merged_quantiles", v.merged_quantiles);
+  put("triple", v.triple);
+  json.end_object();
+  out << '\n';
+}
+
 }  // namespace
 
 int run_validate(const Invocation& call) {
@@ -183,33 +217,8 @@ int run_validate(const Invocation& call) {
   const bool above_delta = v.false_certification.lower > v.delta;
 
   if (args->flag("json")) {
-    JsonWriter json(call.out);
-    json.begin_object()
-        .field("pool", path)
-        .field("N", v.pool_size)
-        .field("pool_unsafe", v.pool_unsafe)
-        .field("budget", by_cost ? std::optional(budget) : std::nullopt)
-        .field("n", v.calibration_size)
-        .field("draws", v.draws)
-        .field("seed", static_cast<std::int64_t>(v.seed))
-        .field("alpha", v.alpha)
-        .field("delta", v.delta)
-        .field("procedure", flag_name(v.procedure))
-        .field("confidence", v.confidence);
-    JsonFields put(json);
-    put("grid", options.quantiles);
-    put("certification", v.certification);
-    put("false_certification", v.false_certification);
-    put("conditional_violation", v.conditional_violation);
-    put("false_certification_above_delta", above_delta);
-    put("closed_form_rate", v.closed_form_rate);
-    put("purity_margin", v.purity_margin);
-    put("steps", v.steps);
-    put("returned_none", v.returned_none);
-    put("merged_quantiles", v.merged_quantiles);
-    put("triple", v.triple);
-    json.end_object();
-    call.out << '\n';
+    write_json(call.out, v, path, by_cost ? std::optional(budget) : std::nullopt,
+               options.quantiles);
     return 0;
   }
 
