@@ -10,8 +10,6 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -83,8 +81,7 @@ cur::GateOverride gate(bool allow_uncertified) {
   return allow_uncertified ? cur::GateOverride::allow_uncertified : cur::GateOverride::none;
 }
 
-
-// The fields of ltt validate's GuaranteeValidation, and per draw, as columns, the outcomes.
+// GuaranteeValidation's fields (<curation/fields.hpp>), then the outcomes, per draw, as columns.
 py::object validation_record(const cur::GuaranteeValidation& v) {
   py::dict d = field_dict(v);
   // Per draw, as columns: returned is -1 where nothing was certified; the triple's columns are
