@@ -69,17 +69,6 @@ struct FallbackRecord {
   std::int64_t count = 0;              // K = max(min(minimum_selection, N), floor(L N))
 };
 
-// Slot for the certificate triple of <ltt/certificate_triple.hpp> (issue "price a
-// certificate"): r_hat, the estimated certification rate; r_lo, its lower decile; and
-// min(1, delta / r_lo), the bound on Pr[out of spec | certified]. Field names follow
-// ltt::CertificateTriple. The curation layer does not compute it and does not include that
-// header; a caller that has it fills this in from steps[0] (N_1, m_1, k_1), N and n.
-struct TripleRecord {
-  double r_hat = 0.0;
-  double r_lo = 0.0;
-  double conditional_bound = 1.0;
-};
-
 struct Certificate {
   double alpha = 0.0;
   double delta = 0.0;
@@ -101,8 +90,6 @@ struct Certificate {
   bool drop_unsafe_calibration = false;
   std::int64_t dropped = 0;             // calibration trajectories removed as labeled unsafe
   std::int64_t selection_size = 0;      // threshold_set_size - dropped
-
-  std::optional<TripleRecord> triple;   // see TripleRecord; left empty here
 };
 
 struct CalibratedSelection {

@@ -15,3 +15,4 @@
 #include <curation/mean_cost_certificate.hpp>
 #include <curation/preference_pairs.hpp>
 #include <curation/validation.hpp>
+#include <curation/fields.hpp>

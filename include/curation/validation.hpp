@@ -105,20 +105,13 @@ struct ValidationStep {
   bool operator==(const ValidationStep&) const = default;
 };
 
-// The triple of one draw, from its (m_1, k_1) (ltt::CertificateTriple).
-struct DrawTriple {
-  double r_hat = 0.0;
-  double r_lo = 0.0;
-  double conditional_bound = 1.0;  // min(1, delta / r_lo)
-  bool operator==(const DrawTriple&) const = default;
-};
-
 struct ValidationDraw {
   std::uint64_t seed = 0;                 // validation_draw_seed(options.seed, d)
   std::int64_t m1 = 0, k1 = 0;            // calibration draws in S_1, and unsafe among them
   std::optional<std::int64_t> returned;   // grid step returned; none: not certified
   bool violated = false;                  // certified and steps[*returned].true_null
-  std::optional<DrawTriple> triple;       // fixed sequence with options.certificate_triple
+  // the triple priced on (m_1, k_1): fixed sequence with options.certificate_triple
+  std::optional<ltt::CertificateTriple> triple;
   bool operator==(const ValidationDraw&) const = default;
 };
 
@@ -371,7 +364,7 @@ inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
     for (ValidationDraw& o : v.outcomes) {
       const auto it = std::lower_bound(pairs.begin(), pairs.end(), std::pair{o.m1, o.k1});
       const ltt::CertificateTriple& t = triples[static_cast<std::size_t>(it - pairs.begin())];
-      o.triple = DrawTriple{t.r_hat, t.r_lo, t.conditional_bound};
+      o.triple = t;
     }
   }
 

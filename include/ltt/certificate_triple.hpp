@@ -171,6 +171,7 @@ struct CertificateTriple {
   double tail_mass = 0.0;
   std::int64_t rate_evaluations = 0;
   bool exhaustive = false;  // every u of the window was evaluated
+  bool operator==(const CertificateTriple&) const = default;
 };
 
 namespace detail::certificate_triple {

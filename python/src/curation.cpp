@@ -10,8 +10,6 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -21,6 +19,7 @@
 #include <vector>
 
 #include "convert.hpp"
+#include "record.hpp"
 
 namespace ltt::python {
 
@@ -54,76 +53,12 @@ cur::Calibration calibration(const std::vector<std::int64_t>& ids, py::handle ca
   return cur::calibration_from_labels(ids, label_ids, labels);
 }
 
-py::object step_record(const cur::CertificateStep& s) {
-  py::dict d;
-  d["quantile"] = s.quantile;
-  d["lambda"] = s.lambda;
-  d["N"] = s.N;
-  d["m"] = s.m;
-  d["k"] = s.k;
-  d["null_boundary"] = s.null_boundary;
-  d["p"] = s.p;
-  d["rejected"] = s.rejected;
-  return make_record(d);
-}
-
-py::object fallback_record(const std::optional<cur::FallbackRecord>& f) {
-  if (!f) return py::none();
-  py::dict d;
-  d["labels"] = f->labels;
-  d["safe_labels"] = f->safe_labels;
-  d["safe_mass_lower"] = f->safe_mass_lower;
-  d["minimum_selection"] = f->minimum_selection;
-  d["count"] = f->count;
-  return make_record(d);
-}
-
-// The triple as `ltt certify --json` writes it (reference_pipeline/cli/certify.cpp).
-py::object triple_record(const std::optional<ltt::CertificateTriple>& t) {
-  if (!t) return py::none();
-  py::dict d;
-  d["r_hat"] = t->r_hat;
-  d["r_lo"] = t->r_lo;
-  d["conditional_bound"] = t->conditional_bound;
-  d["N1"] = t->N1;
-  d["m1"] = t->m1;
-  d["k1"] = t->k1;
-  d["U1_upper_decile"] = t->U1_upper_decile;
-  d["r_hat_error_bound"] = t->error_bound;
-  return make_record(d);
-}
-
-// The certificate with the fields of `ltt certify --json`, in its order, without the
-// program's own `gate`, `output` and `inputs`; plus .selection.
+// The certificate with the fields of `ltt certify --json` (curation::PricedCertificate), in
+// its order, without the program's own `gate`, `output` and `inputs`; plus .selection.
 py::object certificate_object(const cur::CalibratedSelection& r,
                               const std::optional<ltt::CertificateTriple>& triple) {
-  const cur::Certificate& c = r.certificate;
-  py::dict d;
-  d["certified"] = c.certified;
-  // JSON has no infinity: a fallback that keeps nothing has no threshold.
-  d["threshold"] = std::isfinite(c.threshold) ? py::cast(c.threshold) : py::none();
-  d["quantile"] = c.quantile;
-  d["selection_size"] = c.selection_size;
-  d["fallback"] = c.fallback;
-  d["alpha"] = c.alpha;
-  d["delta"] = c.delta;
-  d["pool_size"] = c.pool_size;
-  d["calibration_size"] = c.calibration_size;
-  d["calibration_unsafe"] = c.calibration_unsafe;
-  d["grid_size"] = c.grid_size;
-  py::list merged;
-  for (double q : c.merged_quantiles) merged.append(q);
-  d["merged_quantiles"] = merged;
-  py::list steps;
-  for (const cur::CertificateStep& s : c.steps) steps.append(step_record(s));
-  d["steps"] = steps;
-  d["certified_step"] = optional_value(c.certified_step);
-  d["fallback_record"] = fallback_record(c.fallback_record);
-  d["threshold_set_size"] = c.threshold_set_size;
-  d["drop_unsafe_calibration"] = c.drop_unsafe_calibration;
-  d["dropped"] = c.dropped;
-  d["triple"] = triple_record(triple);
-  py::object cert = record_types().certificate(d);
+  py::object cert =
+      record_types().certificate(field_dict(cur::PricedCertificate{&r.certificate, &triple}));
   cert.attr("selection") = to_numpy(r.selected);
   return cert;
 }
@@ -146,67 +81,9 @@ cur::GateOverride gate(bool allow_uncertified) {
   return allow_uncertified ? cur::GateOverride::allow_uncertified : cur::GateOverride::none;
 }
 
-
-py::object proportion_record(const cur::ProportionEstimate& p) {
-  py::dict d;
-  d["count"] = p.count;
-  d["trials"] = p.trials;
-  d["rate"] = optional_value(p.rate);
-  d["lower"] = p.lower;
-  d["upper"] = p.upper;
-  return make_record(d);
-}
-
+// GuaranteeValidation's fields (<curation/fields.hpp>), then the outcomes, per draw, as columns.
 py::object validation_record(const cur::GuaranteeValidation& v) {
-  py::dict d;
-  d["pool_size"] = v.pool_size;
-  d["pool_unsafe"] = v.pool_unsafe;
-  d["calibration_size"] = v.calibration_size;
-  d["draws"] = v.draws;
-  d["seed"] = v.seed;
-  d["alpha"] = v.alpha;
-  d["delta"] = v.delta;
-  d["confidence"] = v.confidence;
-  d["procedure"] = std::string(ltt::procedure_name(v.procedure));
-  py::list steps;
-  for (const cur::ValidationStep& s : v.steps) {
-    py::dict st;
-    st["quantile"] = s.quantile;
-    st["lambda"] = s.lambda;
-    st["N"] = s.N;
-    st["U"] = s.U;
-    st["null_boundary"] = s.null_boundary;
-    st["unsafe_fraction"] = s.unsafe_fraction;
-    st["true_null"] = s.true_null;
-    st["returned"] = s.returned;
-    steps.append(make_record(st));
-  }
-  d["steps"] = steps;
-  py::list merged;
-  for (double q : v.merged_quantiles) merged.append(q);
-  d["merged_quantiles"] = merged;
-  d["returned_none"] = v.returned_none;
-  d["purity_margin"] = v.purity_margin;
-  d["certification"] = proportion_record(v.certification);
-  d["false_certification"] = proportion_record(v.false_certification);
-  d["conditional_violation"] = proportion_record(v.conditional_violation);
-  d["closed_form_rate"] = optional_value(v.closed_form_rate);
-  if (v.triple) {
-    const cur::TripleCoverage& t = *v.triple;
-    py::dict td;
-    td["distinct_counts"] = t.distinct_counts;
-    td["mean_r_hat"] = t.mean_r_hat;
-    td["mean_r_lo"] = t.mean_r_lo;
-    td["mean_r_hat_certified"] = optional_value(t.mean_r_hat_certified);
-    td["mean_bound_certified"] = optional_value(t.mean_bound_certified);
-    td["mean_bound_covers"] = optional_value(t.mean_bound_covers);
-    td["covered"] = t.covered;
-    td["covered_fraction"] = optional_value(t.covered_fraction);
-    td["max_error_bound"] = t.max_error_bound;
-    d["triple"] = make_record(td);
-  } else {
-    d["triple"] = py::none();
-  }
+  py::dict d = field_dict(v);
   // Per draw, as columns: returned is -1 where nothing was certified; the triple's columns are
   // NaN where no triple was computed.
   const std::size_t D = v.outcomes.size();
@@ -239,9 +116,7 @@ py::object validation_record(const cur::GuaranteeValidation& v) {
   return make_record(d);
 }
 
-}  // namespace
-
-void bind_curation(py::module_& m) {
+void bind_certify(py::module_& m) {
   m.attr("paper_grid_quantiles") =
       py::make_tuple(0.85, 0.80, 0.75, 0.70, 0.65, 0.60, 0.55, 0.50, 0.45, 0.40, 0.35, 0.30);
 
@@ -270,7 +145,6 @@ void bind_curation(py::module_& m) {
             const cur::CertificateStep& s1 = r.certificate.steps.front();
             t = ltt::certificate_triple(r.certificate.pool_size, s1.N, s1.m, s1.k,
                                         r.certificate.calibration_size, alpha, delta);
-            r.certificate.triple = cur::TripleRecord{t->r_hat, t->r_lo, t->conditional_bound};
           }
         }
         return certificate_object(r, t);
@@ -293,21 +167,17 @@ void bind_curation(py::module_& m) {
       "selected pool positions, ascending. The triple is priced on the first selection when "
       "a threshold is certified (None on a refusal, or with triple=False).");
 
+}
+
+// The grid, the calibration draw, selections and scores, and the V-filter baseline.
+void bind_selection(py::module_& m) {
   m.def(
       "threshold_grid",
       [](py::handle scores, py::object quantiles) {
         constexpr std::string_view fn = "threshold_grid";
         const std::vector<double> g = real_vector(scores, fn, "scores");
         const std::vector<double> q = grid_quantiles(quantiles, fn);
-        const cur::ThresholdGrid grid = cur::threshold_grid(g, q);
-        py::dict d;
-        d["pool_size"] = grid.pool_size;
-        d["quantile"] = to_numpy(grid.quantile);
-        d["lambda"] = to_numpy(grid.lambda);
-        d["rank"] = to_numpy(grid.rank);
-        d["selection_size"] = to_numpy(grid.selection_size);
-        d["merged_quantiles"] = to_numpy(grid.merged_quantiles);
-        return make_record(d);
+        return record(cur::threshold_grid(g, q), Arrays::numpy);
       },
       py::arg("scores"), py::arg("quantiles") = py::none(),
       "The threshold grid over scores at the given quantiles (the paper's when None): per "
@@ -352,36 +222,26 @@ void bind_curation(py::module_& m) {
         const std::vector<double> g = real_vector(scores, fn, "scores");
         const cur::Calibration cal =
             calibration(pool_ids(ids, g.size(), fn), calib_ids, calib_unsafe, fn);
-        const cur::VFilterSelection v = cur::v_filter(g, cal);
-        py::dict d;
-        d["labels"] = v.labels;
-        d["safe_labels"] = v.safe_labels;
-        d["safe_fraction"] = v.safe_fraction;
-        d["count"] = v.count;
-        d["threshold"] = v.threshold;
-        d["selected"] = to_numpy(v.selected);
-        return make_record(d);
+        return record(cur::v_filter(g, cal), Arrays::numpy);
       },
       py::arg("scores"), py::arg("calib_ids"), py::arg("calib_unsafe"), py::kw_only(),
       py::arg("ids") = py::none(),
       "The V-filter baseline (never a certificate): the top floor(safe N / n) by score.");
 
+}
+
+// The gated reward-aware operators behind a certificate.
+void bind_gates(py::module_& m) {
   m.def(
       "top_return_subselection",
       [](py::handle certificate, py::handle episodic_return, double fraction,
          bool allow_uncertified) {
         constexpr std::string_view fn = "top_return_subselection";
         const cur::CalibratedSelection s = from_certificate(certificate, fn);
-        const cur::RewardSubselection r =
+        return record(
             cur::top_return_subselection(s, real_vector(episodic_return, fn, "episodic_return"),
-                                         fraction, gate(allow_uncertified));
-        py::dict d;
-        d["outcome"] = cur::gate_outcome_name(r.outcome);
-        d["fraction"] = r.fraction;
-        d["count"] = r.count;
-        d["return_threshold"] = r.return_threshold;
-        d["selected"] = to_numpy(r.selected);
-        return make_record(d);
+                                         fraction, gate(allow_uncertified)),
+            Arrays::numpy);
       },
       py::arg("certificate"), py::arg("episodic_return"), py::arg("fraction") = 0.5, py::kw_only(),
       py::arg("allow_uncertified") = false,
@@ -395,17 +255,10 @@ void bind_curation(py::module_& m) {
          bool allow_uncertified) {
         constexpr std::string_view fn = "return_weighted_resample";
         const cur::CalibratedSelection s = from_certificate(certificate, fn);
-        const cur::ReturnWeightedResample r =
+        return record(
             cur::return_weighted_resample(s, real_vector(episodic_return, fn, "episodic_return"),
-                                          kappa, seed, gate(allow_uncertified));
-        py::dict d;
-        d["outcome"] = cur::gate_outcome_name(r.outcome);
-        d["kappa"] = r.kappa;
-        d["selection"] = to_numpy(r.selection);
-        d["probability"] = to_numpy(r.probability);
-        d["resampled"] = to_numpy(r.resampled);
-        d["unsafe_mass_bound"] = optional_value(r.unsafe_mass_bound);
-        return make_record(d);
+                                          kappa, seed, gate(allow_uncertified)),
+            Arrays::numpy);
       },
       py::arg("certificate"), py::arg("episodic_return"), py::arg("kappa"), py::arg("seed"),
       py::kw_only(), py::arg("allow_uncertified") = false,
@@ -422,6 +275,9 @@ void bind_curation(py::module_& m) {
       py::arg("returns"), py::arg("kappa"),
       "Draw probabilities proportional to exp(clip(z, -kappa, kappa)).");
 
+}
+
+void bind_mean_cost(py::module_& m) {
   m.def(
       "mean_cost_certificate",
       [](py::handle scores, py::handle calibration_index, py::handle calibration_cost,
@@ -432,33 +288,7 @@ void bind_curation(py::module_& m) {
             count_vector(calibration_index, fn, "calibration_index");
         const std::vector<double> cost = real_vector(calibration_cost, fn, "calibration_cost");
         const cur::ThresholdGrid tg = cur::threshold_grid(g, grid_quantiles(grid, fn));
-        const cur::MeanCostCertificate c =
-            cur::mean_cost_certificate(tg, g, index, cost, budget, range, delta);
-        py::dict d;
-        d["budget"] = c.budget;
-        d["range"] = c.range;
-        d["delta"] = c.delta;
-        d["pool_size"] = c.pool_size;
-        d["calibration_size"] = c.calibration_size;
-        d["grid_size"] = c.grid_size;
-        py::list steps;
-        for (const cur::MeanCostStep& s : c.steps) {
-          py::dict st;
-          st["lambda"] = s.lambda;
-          st["quantile"] = s.quantile;
-          st["N"] = s.N;
-          st["m"] = s.m;
-          st["sample_mean_cost"] = s.sample_mean_cost;
-          st["p"] = s.p;
-          st["rejected"] = s.rejected;
-          steps.append(make_record(st));
-        }
-        d["steps"] = steps;
-        d["certified"] = c.certified;
-        d["certified_step"] = optional_value(c.certified_step);
-        d["threshold"] = optional_value(c.threshold);
-        d["selection_size"] = c.selection_size;
-        return make_record(d);
+        return record(cur::mean_cost_certificate(tg, g, index, cost, budget, range, delta));
       },
       py::arg("scores"), py::arg("calibration_index"), py::arg("calibration_cost"),
       py::arg("budget"), py::arg("range"), py::arg("delta") = 0.1, py::arg("grid") = py::none(),
@@ -466,6 +296,9 @@ void bind_curation(py::module_& m) {
       "calibration_index: pool positions of the calibration trajectories; calibration_cost: their "
       "episodic costs in [0, range].");
 
+}
+
+void bind_validation(py::module_& m) {
   m.def(
       "validate_guarantee",
       [](py::handle scores, py::handle unsafe, double alpha, double delta,
@@ -510,6 +343,16 @@ void bind_curation(py::module_& m) {
       "closed-form rate and the triple's coverage, with Clopper-Pearson intervals. Per-draw "
       "results are columns in .outcomes (returned = -1: nothing certified). Same numbers for "
       "the same seed whatever the thread count.");
+}
+
+}  // namespace
+
+void bind_curation(py::module_& m) {
+  bind_certify(m);
+  bind_selection(m);
+  bind_gates(m);
+  bind_mean_cost(m);
+  bind_validation(m);
 }
 
 }  // namespace ltt::python

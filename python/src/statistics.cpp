@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "convert.hpp"
+#include "record.hpp"
 
 namespace ltt::python {
 
@@ -41,19 +42,7 @@ void bind_hypergeometric(py::module_& m, const char* name, Tail f, const char* w
       py::arg("k"), py::arg("N"), py::arg("K"), py::arg("n"), doc.c_str());
 }
 
-py::object multiple_testing_record(const ltt::MultipleTestingResult& r) {
-  py::dict d;
-  d["procedure"] = std::string(ltt::procedure_name(r.procedure));
-  d["hypotheses"] = r.hypotheses;
-  d["tested"] = r.tested;
-  d["rejected"] = to_numpy(r.rejected);
-  d["deepest_rejected"] = optional_value(r.deepest_rejected);
-  return make_record(d);
-}
-
-}  // namespace
-
-void bind_statistics(py::module_& m) {
+void bind_tails(py::module_& m) {
   // --- hypergeometric.hpp ---------------------------------------------------------------------
   bind_hypergeometric(m, "hypergeometric_pmf", ltt::hypergeometric_pmf, "P[X = k]");
   bind_hypergeometric(m, "hypergeometric_cdf", ltt::hypergeometric_cdf, "P[X <= k]");
@@ -108,17 +97,15 @@ void bind_statistics(py::module_& m) {
       "(m_max + 1, m_max + 1) float64 array with p(k, m) at [m, k] for k <= m and NaN above "
       "the diagonal (k > m is not a possible count).");
 
+}
+
+void bind_multiple_testing(py::module_& m) {
   // --- fixed_sequence.hpp ---------------------------------------------------------------------
   m.def(
       "fixed_sequence",
       [](py::handle pvalues, double delta) {
         const std::vector<double> p = real_vector(pvalues, "fixed_sequence", "pvalues");
-        const ltt::FixedSequenceResult r = ltt::fixed_sequence(p, delta);
-        py::dict d;
-        d["tested"] = r.tested;
-        d["last_rejected"] = optional_value(r.last_rejected);
-        d["pvalues"] = to_numpy(r.pvalues);
-        return make_record(d);
+        return record(ltt::fixed_sequence(p, delta), Arrays::numpy);
       },
       py::arg("pvalues"), py::arg("delta"),
       "Strict fixed-sequence walk over p-values in grid order, each at level delta; stops at "
@@ -127,8 +114,8 @@ void bind_statistics(py::module_& m) {
   m.def(
       "bonferroni",
       [](py::handle pvalues, double delta) {
-        return multiple_testing_record(
-            ltt::bonferroni(real_vector(pvalues, "bonferroni", "pvalues"), delta));
+        return record(ltt::bonferroni(real_vector(pvalues, "bonferroni", "pvalues"), delta),
+                      Arrays::numpy);
       },
       py::arg("pvalues"), py::arg("delta"),
       "Bonferroni over the grid: every p-value at delta / J. Record: procedure, hypotheses, "
@@ -136,7 +123,7 @@ void bind_statistics(py::module_& m) {
   m.def(
       "holm",
       [](py::handle pvalues, double delta) {
-        return multiple_testing_record(ltt::holm(real_vector(pvalues, "holm", "pvalues"), delta));
+        return record(ltt::holm(real_vector(pvalues, "holm", "pvalues"), delta), Arrays::numpy);
       },
       py::arg("pvalues"), py::arg("delta"),
       "Holm's step-down procedure; the record of bonferroni.");
@@ -144,12 +131,16 @@ void bind_statistics(py::module_& m) {
       "test_hypotheses",
       [](const std::string& procedure, py::handle pvalues, double delta) {
         constexpr const char* fn = "test_hypotheses";
-        return multiple_testing_record(ltt::test_hypotheses(
-            procedure_from_name(procedure, fn), real_vector(pvalues, fn, "pvalues"), delta));
+        return record(ltt::test_hypotheses(procedure_from_name(procedure, fn),
+                                           real_vector(pvalues, fn, "pvalues"), delta),
+                      Arrays::numpy);
       },
       py::arg("procedure"), py::arg("pvalues"), py::arg("delta"),
       "procedure: 'fixed_sequence', 'bonferroni' or 'holm'; the record of bonferroni.");
 
+}
+
+void bind_bounds(py::module_& m) {
   // --- bounds.hpp -----------------------------------------------------------------------------
   m.def("clopper_pearson_lower", &ltt::clopper_pearson_lower, py::arg("successes"),
         py::arg("trials"), py::arg("delta"),
@@ -177,6 +168,9 @@ void bind_statistics(py::module_& m) {
   m.def("resampled_unsafe_bound", &ltt::resampled_unsafe_bound, py::arg("alpha"), py::arg("kappa"),
         "Unsafe mass after return-weighted resampling with weights in [e^-kappa, e^kappa].");
 
+}
+
+void bind_rate(py::module_& m) {
   // --- certification_rate.hpp -----------------------------------------------------------------
   m.def("certification_rate", &ltt::certification_rate, py::arg("N"), py::arg("N1"), py::arg("U1"),
         py::arg("n"), py::arg("alpha"), py::arg("delta"), py::call_guard<py::gil_scoped_release>(),
@@ -222,13 +216,8 @@ void bind_statistics(py::module_& m) {
   m.def(
       "certification_dichotomy",
       [](double alpha, py::handle unsafe_fractions) {
-        const ltt::CertificationDichotomy c = ltt::certification_dichotomy(
-            alpha, real_vector(unsafe_fractions, "certification_dichotomy", "unsafe_fractions"));
-        py::dict d;
-        d["purity_margin"] = c.purity_margin;
-        d["rate_at_most_delta"] = c.rate_at_most_delta;
-        d["rate_tends_to_one"] = c.rate_tends_to_one;
-        return make_record(d);
+        return record(ltt::certification_dichotomy(
+            alpha, real_vector(unsafe_fractions, "certification_dichotomy", "unsafe_fractions")));
       },
       py::arg("alpha"), py::arg("unsafe_fractions"),
       "Record: purity_margin, rate_at_most_delta (u_min > alpha), rate_tends_to_one (u_1 < "
@@ -251,6 +240,9 @@ void bind_statistics(py::module_& m) {
       .def_property_readonly("n", &ltt::CertificationRateModel::n)
       .def_property_readonly("truncated_mass", &ltt::CertificationRateModel::truncated_mass);
 
+}
+
+void bind_triple(py::module_& m) {
   // --- certificate_triple.hpp -----------------------------------------------------------------
   m.def(
       "certificate_triple",
@@ -276,29 +268,7 @@ void bind_statistics(py::module_& m) {
           py::gil_scoped_release release;
           t = ltt::certificate_triple(N, N1, m1, k1, n, alpha, delta, o);
         }
-        py::dict d;
-        d["N"] = t.N;
-        d["N1"] = t.N1;
-        d["m1"] = t.m1;
-        d["k1"] = t.k1;
-        d["n"] = t.n;
-        d["alpha"] = t.alpha;
-        d["delta"] = t.delta;
-        d["posterior_a"] = t.posterior_a;
-        d["posterior_b"] = t.posterior_b;
-        d["r_hat"] = t.r_hat;
-        d["r_lo"] = t.r_lo;
-        d["conditional_bound"] = t.conditional_bound;
-        d["U1_upper_decile"] = t.U1_upper_decile;
-        d["r_hat_lower"] = t.r_hat_lower;
-        d["r_hat_upper"] = t.r_hat_upper;
-        d["error_bound"] = t.error_bound;
-        d["window_lo"] = t.window_lo;
-        d["window_hi"] = t.window_hi;
-        d["tail_mass"] = t.tail_mass;
-        d["rate_evaluations"] = t.rate_evaluations;
-        d["exhaustive"] = t.exhaustive;
-        return make_record(d);
+        return record(t);
       },
       py::arg("N"), py::arg("N1"), py::arg("m1"), py::arg("k1"), py::arg("n"), py::arg("alpha"),
       py::arg("delta"), py::kw_only(), py::arg("tolerance") = 1e-9, py::arg("tail_mass") = 1e-12,
@@ -306,6 +276,16 @@ void bind_statistics(py::module_& m) {
       "The certificate triple for the first selection S_1 (N1 of N) after n draws, m1 of them "
       "in S_1 and k1 of those unsafe: r_hat (posterior mean rate), r_lo (lower decile), "
       "conditional_bound = min(1, delta / r_lo), with the bracket and window that produced them.");
+}
+
+}  // namespace
+
+void bind_statistics(py::module_& m) {
+  bind_tails(m);
+  bind_multiple_testing(m);
+  bind_bounds(m);
+  bind_rate(m);
+  bind_triple(m);
 }
 
 }  // namespace ltt::python

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "convert.hpp"
+#include "record.hpp"
 
 namespace ltt::python {
 
@@ -110,18 +111,6 @@ PairsArgument pairs_argument(py::handle pairs, std::string_view fn) {
 }
 
 py::object optional_float(bool present, double x) { return present ? py::cast(x) : py::none(); }
-
-py::object sampling_record(const std::optional<cur::PreferencePairs>& p) {
-  if (!p) return py::none();
-  py::dict d;
-  d["pairs"] = static_cast<std::int64_t>(p->pairs.size());
-  d["attempts"] = p->attempts;
-  d["ties_skipped"] = p->ties_skipped;
-  d["label_errors"] = p->label_errors;
-  d["eligible"] = p->eligible;
-  d["quartile_size"] = p->quartile_size;
-  return make_record(d);
-}
 
 py::object float_matrix(const std::vector<std::vector<double>>& rows) {
   const auto R = static_cast<py::ssize_t>(rows.size());
@@ -265,18 +254,11 @@ Value load_value_file(const std::filesystem::path& path) {
   return out;
 }
 
-}  // namespace
+using ValueClass = py::class_<Value>;
 
-void bind_value(py::module_& m) {
-  const lrn::SafetyValueOptions so{};
-  const cur::PreferencePairOptions po{};
-
-  py::class_<Value>(m, "SafetyValue",
-                    "The safety value V-bar: an ensemble of value networks taking raw observation "
-                    "rows (observation normalization folded in). Made by ltt.train_value (with "
-                    "its training record) or ltt.load_value (scoring only: the training "
-                    "attributes are None).")
-      .def(
+// Scoring: what a trained and a loaded value both do.
+void bind_value_scoring(ValueClass& c) {
+  c.def(
           "state_values",
           [](const Value& v, py::handle observations, bool members) -> py::object {
             constexpr std::string_view fn = "SafetyValue.state_values";
@@ -351,8 +333,12 @@ void bind_value(py::module_& m) {
             for (std::size_t i = 1; i + 1 < w.size(); ++i) t[i - 1] = w[i];
             return t;
           },
-          "The hidden widths of the members.")
-      .def_property_readonly("trained", [](const Value& v) { return v.trained; },
+          "The hidden widths of the members.");
+}
+
+// The training record: None on a loaded value.
+void bind_value_training(ValueClass& c) {
+  c.def_property_readonly("trained", [](const Value& v) { return v.trained; },
                              "True when made by train_value, False when loaded.")
       .def_property_readonly("seed", [](const Value& v) { return v.trained ? py::cast(v.seed) : py::none(); })
       .def_property_readonly("train_pairs", [](const Value& v) {
@@ -404,11 +390,26 @@ void bind_value(py::module_& m) {
         return v.trained ? py::cast(v.pairs.segment_length) : py::none();
       })
       .def_property_readonly(
-          "pair_sampling", [](const Value& v) { return sampling_record(v.sampling); },
+          "pair_sampling",
+          [](const Value& v) { return v.sampling ? record(*v.sampling) : py::none(); },
           "The synthesizer's account (pairs, attempts, ties_skipped, label_errors, eligible, "
           "quartile_size); None for given pairs or a loaded value.")
       .def("__repr__", &value_repr);
+}
 
+}  // namespace
+
+void bind_value(py::module_& m) {
+  ValueClass c(m, "SafetyValue",
+               "The safety value V-bar: an ensemble of value networks taking raw observation "
+               "rows (observation normalization folded in). Made by ltt.train_value (with its "
+               "training record) or ltt.load_value (scoring only: the training attributes are "
+               "None).");
+  bind_value_scoring(c);
+  bind_value_training(c);
+
+  const lrn::SafetyValueOptions so{};
+  const cur::PreferencePairOptions po{};
   m.def("train_value", &train, py::arg("observations"), py::arg("offsets") = py::none(),
         py::arg("costs") = py::none(), py::kw_only(), py::arg("pairs") = po.pairs,
         py::arg("segment") = po.segment_length, py::arg("members") = so.value.members,

@@ -30,11 +30,11 @@
 #include <data/dsrl.hpp>
 
 #include "bad_input.hpp"
-#include "certificate_json.hpp"
 #include "certification_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
 #include "gate.hpp"
+#include "json_fields.hpp"
 #include "json_writer.hpp"
 #include "pool_file.hpp"
 #include "selection_format.hpp"
@@ -46,28 +46,8 @@ inline std::string_view store_name(data::DsrlStore store) {
   return store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory";
 }
 
-inline void write_json(JsonWriter& json, const cur::Certificate& c,
-                const std::optional<CertificateTriple>& triple, const GateResult& gate,
-                const Inputs& in, const cur::CalibratedSelectionOptions& options,
-                std::int64_t written_size, const data::DsrlPool* dataset,
-                const std::function<void(JsonWriter&)>& more_fields = {}) {
-  json.begin_object();
-  write_certificate_fields(json, c);
-  json.key("triple");
-  if (triple) {
-    json.begin_object()
-        .field("r_hat", triple->r_hat)
-        .field("r_lo", triple->r_lo)
-        .field("conditional_bound", triple->conditional_bound)
-        .field("N1", triple->N1)
-        .field("m1", triple->m1)
-        .field("k1", triple->k1)
-        .field("U1_upper_decile", triple->U1_upper_decile)
-        .field("r_hat_error_bound", triple->error_bound)
-        .end_object();
-  } else {
-    json.null();
-  }
+// --gate's account: "gate": {kind, outcome, ...}, or null without one.
+inline void write_gate_json(JsonWriter& json, const GateResult& gate, std::int64_t seed) {
   json.key("gate");
   if (gate.top) {
     const cur::RewardSubselection& t = *gate.top;
@@ -90,7 +70,7 @@ inline void write_json(JsonWriter& json, const cur::Certificate& c,
         .field("kind", "resample")
         .field("outcome", cur::gate_outcome_name(r.outcome))
         .field("kappa", r.kappa)
-        .field("seed", in.seed)
+        .field("seed", seed)
         .field("draws", static_cast<std::int64_t>(r.resampled.size()))
         .field("distinct", distinct)
         .field("unsafe_mass_bound", r.unsafe_mass_bound)
@@ -98,18 +78,12 @@ inline void write_json(JsonWriter& json, const cur::Certificate& c,
   } else {
     json.null();
   }
-  json.key("output").begin_object();
-  json.field("selection", in.selection_file);
-  json.field("selection_format",
-             in.selection_file ? std::optional<std::string>(
-                                     format_name(in.selection_format, in.dataset_store))
-                               : std::nullopt);
-  json.field("written_size", written_size);
-  json.field("written_rows", dataset ? std::optional(written_rows(*dataset, gate.written))
-                                     : std::nullopt);
-  json.field("transition_mask", in.transition_mask_file);
-  json.field("certificate", in.certificate_file);
-  json.end_object();
+}
+
+// "inputs": every file and setting the certificate was computed from.
+inline void write_inputs_json(JsonWriter& json, const Inputs& in,
+                              const cur::CalibratedSelectionOptions& options,
+                              const data::DsrlPool* dataset) {
   json.key("inputs").begin_object();
   json.field("pool", in.pool_file)
       .field("pool_format", !in.pool_file ? std::optional<std::string>{}
@@ -138,14 +112,35 @@ inline void write_json(JsonWriter& json, const cur::Certificate& c,
   }
   json.field("labels", in.labels_file).field("draw", in.draw).field("budget", in.budget);
   json.field("seed", in.seed);
-  json.key("grid").begin_array();
-  for (const double q : options.quantiles) json.value(q);
-  json.end_array();
+  JsonFields{json}("grid", options.quantiles);
   json.field("min_selection", options.minimum_selection)
       .field("gate", gate_name(in.gate))
       .field("kappa", in.gate == Gate::resample ? std::optional(in.kappa) : std::nullopt)
       .field("override_gate", in.override_gate);
   json.end_object();
+}
+
+inline void write_json(JsonWriter& json, const cur::Certificate& c,
+                const std::optional<CertificateTriple>& triple, const GateResult& gate,
+                const Inputs& in, const cur::CalibratedSelectionOptions& options,
+                std::int64_t written_size, const data::DsrlPool* dataset,
+                const std::function<void(JsonWriter&)>& more_fields = {}) {
+  json.begin_object();
+  fields(cur::PricedCertificate{&c, &triple}, JsonFields{json});
+  write_gate_json(json, gate, in.seed);
+  json.key("output").begin_object();
+  json.field("selection", in.selection_file);
+  json.field("selection_format",
+             in.selection_file ? std::optional<std::string>(
+                                     format_name(in.selection_format, in.dataset_store))
+                               : std::nullopt);
+  json.field("written_size", written_size);
+  json.field("written_rows", dataset ? std::optional(written_rows(*dataset, gate.written))
+                                     : std::nullopt);
+  json.field("transition_mask", in.transition_mask_file);
+  json.field("certificate", in.certificate_file);
+  json.end_object();
+  write_inputs_json(json, in, options, dataset);
   if (more_fields) more_fields(json);
   json.end_object();
 }
@@ -187,8 +182,6 @@ inline Certification certify_pool(const PoolFile& pool, const cur::Calibration& 
     const cur::CertificateStep& first = c.steps.front();
     out.triple =
         ltt::certificate_triple(N, first.N, first.m, first.k, c.calibration_size, c.alpha, c.delta);
-    c.triple =
-        cur::TripleRecord{out.triple->r_hat, out.triple->r_lo, out.triple->conditional_bound};
   }
   out.gate = reward_gate(in.gate, result, pool.pool.episodic_return, in.kappa, in.seed,
                          in.override_gate);

@@ -45,6 +45,7 @@
 #include "bad_input.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
+#include "json_fields.hpp"
 #include "json_writer.hpp"
 #include "output_directory.hpp"
 #include "pairs_file.hpp"
@@ -181,6 +182,65 @@ inline double states_per_second(const ScoringInputs& in, const ScoringResult& r)
   return r.score_seconds > 0 ? static_cast<double>(in.dataset.transitions) / r.score_seconds : 0.0;
 }
 
+// "pairs": where the preference pairs came from and, synthesized, how they were drawn.
+inline void write_pairs_json(JsonWriter& json, const ScoreSettings& s, const ScoringInputs& in) {
+  json.key("pairs");
+  if (in.pairs) {
+    json.begin_object()
+        .field("source", s.pairs_file ? "file" : "synthesized")
+        .field("file", s.pairs_file ? std::optional(s.pairs_file->string()) : std::nullopt)
+        .field("count", static_cast<std::int64_t>(in.pairs->pairs.preferred.size()))
+        .field("segment", s.pairs.segment_length)
+        .field("eligible_episodes", in.pairs->eligible);
+    if (const auto& d = in.pairs->drawn) {
+      json.field("attempts", d->attempts)
+          .field("ties_skipped", d->ties_skipped)
+          .field("label_errors", d->label_errors)
+          .field("quartile_size", d->quartile_size)
+          .field("flip_probability", s.pairs.flip_probability)
+          .field("boltzmann_temperature", s.pairs.boltzmann_temperature);
+    }
+    json.end_object();
+  } else {
+    json.null();
+  }
+}
+
+// "training": the value ensemble's options and record, or null for a loaded --model.
+inline void write_training_json(JsonWriter& json, const ScoreSettings& s, const ScoringResult& r) {
+  json.key("training");
+  if (const auto& v = r.trained) {
+    const learning::ValueTrainingOptions& o = s.value.value;
+    json.begin_object()
+        .field("members", o.members)
+        .field("epochs", o.epochs)
+        .field("batch", o.batch_pairs)
+        .field("lr", o.adam.learning_rate)
+        .field("held_out_fraction", s.value.held_out_fraction)
+        .field("normalize_observations", s.value.normalize_observations)
+        .field("backend", s.backend->name())
+        .field("threads", o.threads);
+    JsonFields{json}("hidden", o.hidden);
+    json.field("train_pairs", v->train_pairs)
+        .field("held_out_pairs", v->held_out_pairs)
+        .field("train_accuracy", v->train.accuracy)
+        .field("train_loss", v->train.loss)
+        .field("held_out_accuracy",
+               v->held_out_pairs > 0 ? std::optional(v->held_out.accuracy) : std::nullopt)
+        .field("held_out_loss",
+               v->held_out_pairs > 0 ? std::optional(v->held_out.loss) : std::nullopt);
+    JsonFields put(json);
+    put("loss_curve", v->epoch_loss);
+    json.key("normalization").begin_object();
+    put("mean", v->normalization.mean);
+    put("scale", v->normalization.scale);
+    json.end_object();
+    json.end_object();
+  } else {
+    json.null();
+  }
+}
+
 // The fields of score.json (and of curate's "scoring" object).
 inline void write_scoring_fields(JsonWriter& json, const ScoreSettings& s, const ScoringInputs& in,
                                  const ScoringResult& r) {
@@ -203,68 +263,8 @@ inline void write_scoring_fields(JsonWriter& json, const ScoreSettings& s, const
       .field("pairs", std::to_string(seeds.pairs))
       .field("value", std::to_string(seeds.value))
       .end_object();
-  json.key("pairs");
-  if (in.pairs) {
-    json.begin_object()
-        .field("source", s.pairs_file ? "file" : "synthesized")
-        .field("file", s.pairs_file ? std::optional(s.pairs_file->string()) : std::nullopt)
-        .field("count", static_cast<std::int64_t>(in.pairs->pairs.preferred.size()))
-        .field("segment", s.pairs.segment_length)
-        .field("eligible_episodes", in.pairs->eligible);
-    if (const auto& d = in.pairs->drawn) {
-      json.field("attempts", d->attempts)
-          .field("ties_skipped", d->ties_skipped)
-          .field("label_errors", d->label_errors)
-          .field("quartile_size", d->quartile_size)
-          .field("flip_probability", s.pairs.flip_probability)
-          .field("boltzmann_temperature", s.pairs.boltzmann_temperature);
-    }
-    json.end_object();
-  } else {
-    json.null();
-  }
-  json.key("training");
-  if (const auto& v = r.trained) {
-    const learning::ValueTrainingOptions& o = s.value.value;
-    json.begin_object()
-        .field("members", o.members)
-        .field("epochs", o.epochs)
-        .field("batch", o.batch_pairs)
-        .field("lr", o.adam.learning_rate)
-        .field("held_out_fraction", s.value.held_out_fraction)
-        .field("normalize_observations", s.value.normalize_observations)
-        .field("backend", s.backend->name())
-        .field("threads", o.threads);
-    json.key("hidden").begin_array();
-    for (const std::int64_t w : o.hidden) json.value(w);
-    json.end_array();
-    json.field("train_pairs", v->train_pairs)
-        .field("held_out_pairs", v->held_out_pairs)
-        .field("train_accuracy", v->train.accuracy)
-        .field("train_loss", v->train.loss)
-        .field("held_out_accuracy",
-               v->held_out_pairs > 0 ? std::optional(v->held_out.accuracy) : std::nullopt)
-        .field("held_out_loss",
-               v->held_out_pairs > 0 ? std::optional(v->held_out.loss) : std::nullopt);
-    json.key("loss_curve").begin_array();
-    for (const std::vector<double>& member : v->epoch_loss) {
-      json.begin_array();
-      for (const double l : member) json.value(l);
-      json.end_array();
-    }
-    json.end_array();
-    json.key("normalization").begin_object();
-    json.key("mean").begin_array();
-    for (const double m : v->normalization.mean) json.value(m);
-    json.end_array();
-    json.key("scale").begin_array();
-    for (const double m : v->normalization.scale) json.value(m);
-    json.end_array();
-    json.end_object();
-    json.end_object();
-  } else {
-    json.null();
-  }
+  write_pairs_json(json, s, in);
+  write_training_json(json, s, r);
   json.field("aggregation", s.aggregation_name);
   if (s.aggregator.kind == curation::Aggregation::percentile)
     json.field("percentile", s.aggregator.percentile);

@@ -23,9 +23,9 @@
 #include <curation/validation.hpp>
 #include <ltt/fixed_sequence.hpp>
 
-#include "certificate_json.hpp"
 #include "curation_flags.hpp"
 #include "format.hpp"
+#include "json_fields.hpp"
 #include "json_writer.hpp"
 #include "pool_file.hpp"
 #include "subcommand.hpp"
@@ -148,6 +148,40 @@ std::string show_row(const ltt::curation::ProportionEstimate& p) {
              " | [", brief(p.lower), ", ", brief(p.upper), "]");
 }
 
+// The --json object: the run's settings under the program's names (N, n, the procedure's flag
+// name), then the harness's results in their own field lists.
+void write_json(std::ostream& out, const ltt::curation::GuaranteeValidation& v,
+                const std::string& path, std::optional<double> budget,
+                const std::vector<double>& grid) {
+  JsonWriter json(out);
+  json.begin_object()
+      .field("pool", path)
+      .field("N", v.pool_size)
+      .field("pool_unsafe", v.pool_unsafe)
+      .field("budget", budget)
+      .field("n", v.calibration_size)
+      .field("draws", v.draws)
+      .field("seed", static_cast<std::int64_t>(v.seed))
+      .field("alpha", v.alpha)
+      .field("delta", v.delta)
+      .field("procedure", flag_name(v.procedure))
+      .field("confidence", v.confidence);
+  JsonFields put(json);
+  put("grid", grid);
+  put("certification", v.certification);
+  put("false_certification", v.false_certification);
+  put("conditional_violation", v.conditional_violation);
+  put("false_certification_above_delta", v.false_certification.lower > v.delta);
+  put("closed_form_rate", v.closed_form_rate);
+  put("purity_margin", v.purity_margin);
+  put("steps", v.steps);
+  put("returned_none", v.returned_none);
+  put("merged_quantiles", v.merged_quantiles);
+  put("triple", v.triple);
+  json.end_object();
+  out << '\n';
+}
+
 }  // namespace
 
 int run_validate(const Invocation& call) {
@@ -183,63 +217,8 @@ int run_validate(const Invocation& call) {
   const bool above_delta = v.false_certification.lower > v.delta;
 
   if (args->flag("json")) {
-    JsonWriter json(call.out);
-    json.begin_object()
-        .field("pool", path)
-        .field("N", v.pool_size)
-        .field("pool_unsafe", v.pool_unsafe)
-        .field("budget", by_cost ? std::optional(budget) : std::nullopt)
-        .field("n", v.calibration_size)
-        .field("draws", v.draws)
-        .field("seed", static_cast<std::int64_t>(v.seed))
-        .field("alpha", v.alpha)
-        .field("delta", v.delta)
-        .field("procedure", flag_name(v.procedure))
-        .field("confidence", v.confidence);
-    json.key("grid").begin_array();
-    for (const double q : options.quantiles) json.value(q);
-    json.end_array();
-    write_proportion(json, "certification", v.certification);
-    write_proportion(json, "false_certification", v.false_certification);
-    write_proportion(json, "conditional_violation", v.conditional_violation);
-    json.field("false_certification_above_delta", above_delta)
-        .field("closed_form_rate", v.closed_form_rate)
-        .field("purity_margin", v.purity_margin);
-    json.key("steps").begin_array();
-    for (const auto& s : v.steps)
-      json.begin_object()
-          .field("quantile", s.quantile)
-          .field("lambda", s.lambda)
-          .field("N", s.N)
-          .field("U", s.U)
-          .field("null_boundary", s.null_boundary)
-          .field("unsafe_fraction", s.unsafe_fraction)
-          .field("true_null", s.true_null)
-          .field("returned", s.returned)
-          .end_object();
-    json.end_array().field("returned_none", v.returned_none);
-    json.key("merged_quantiles").begin_array();
-    for (const double q : v.merged_quantiles) json.value(q);
-    json.end_array();
-    json.key("triple");
-    if (v.triple) {
-      const auto& t = *v.triple;
-      json.begin_object()
-          .field("distinct_counts", t.distinct_counts)
-          .field("mean_r_hat", t.mean_r_hat)
-          .field("mean_r_hat_certified", t.mean_r_hat_certified)
-          .field("mean_r_lo", t.mean_r_lo)
-          .field("mean_bound_certified", t.mean_bound_certified)
-          .field("mean_bound_covers", t.mean_bound_covers)
-          .field("covered", t.covered)
-          .field("covered_fraction", t.covered_fraction)
-          .field("max_error_bound", t.max_error_bound)
-          .end_object();
-    } else {
-      json.null();
-    }
-    json.end_object();
-    call.out << '\n';
+    write_json(call.out, v, path, by_cost ? std::optional(budget) : std::nullopt,
+               options.quantiles);
     return 0;
   }
 
