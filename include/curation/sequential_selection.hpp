@@ -48,6 +48,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ltt::curation {
@@ -136,7 +137,149 @@ inline bool can_still_certify(ltt::SequentialCompositionPvalue p, std::int64_t m
   return p.pvalue() <= delta;
 }
 
+inline void check_options(std::string_view fn, std::int64_t N, const SequentialSelectionOptions& o) {
+  ltt::detail::require_open_unit(fn, "alpha", o.alpha);
+  ltt::detail::require_open_unit(fn, "delta", o.delta);
+  if (o.label_cap < 1 || o.label_cap > N)
+    detail::invalid(fn, "label_cap", detail::show(o.label_cap),
+                    "must lie in [1, pool size = " + detail::show(N) + "]");
+}
+
 }  // namespace detail::sequential
+
+// The walk as a state that takes one label at a time (the order is the caller's: a uniformly
+// random one, draw_label_order). add_label updates every p_j the label lands in and the
+// certified depth; stopping_reason says which rule, if any, fires after the labels so far;
+// certificate() is the certificate if the walk stopped now.
+class SequentialWalk {
+ public:
+  SequentialWalk(std::span<const double> scores, SequentialSelectionOptions options)
+      : options_(std::move(options)) {
+    constexpr std::string_view fn = "ltt::curation::sequential_selection";
+    detail::require_nonempty(fn, "scores", scores.size());
+    detail::require_finite(fn, "scores", scores);
+    scores_.assign(scores.begin(), scores.end());
+    const std::int64_t N = detail::ssize(scores.size());
+    detail::sequential::check_options(fn, N, options_);
+    grid_ = threshold_grid(scores, options_.quantiles);
+    const std::int64_t J = grid_.size();
+    if (options_.target_step && (*options_.target_step < 0 || *options_.target_step >= J))
+      detail::invalid(fn, "target_step", detail::show(*options_.target_step),
+                      "must be a grid step in [0, " + detail::show(J) + ")");
+    open_certificate(N, J);
+    seen_.assign(static_cast<std::size_t>(N), false);
+  }
+
+  // The label of pool position `position` (not labeled before); `t` names it in errors.
+  void add_label(std::int64_t position, bool unsafe) {
+    constexpr std::string_view fn = "ltt::curation::sequential_selection";
+    const std::int64_t N = c_.pool_size;
+    const auto t = static_cast<std::size_t>(c_.labels_used);
+    if (position < 0 || position >= N)
+      detail::invalid(fn, detail::at("order", t), detail::show(position),
+                      "must be a pool position in [0, " + detail::show(N) + ")");
+    if (seen_[static_cast<std::size_t>(position)])
+      detail::invalid(fn, detail::at("order", t), detail::show(position),
+                      "repeats a pool position (labels are drawn without replacement)");
+    seen_[static_cast<std::size_t>(position)] = true;
+    c_.labels_used += 1;
+    c_.unsafe_labels += unsafe;
+    update_pvalues(scores_[static_cast<std::size_t>(position)], unsafe);
+    advance_walk();
+  }
+
+  // The first stopping rule that fires after the labels so far, in the order of the table in
+  // docs/sequential.md; none before the first label.
+  std::optional<StoppingReason> stopping_reason() const {
+    if (c_.labels_used == 0) return std::nullopt;
+    if (options_.target_step && depth_ > *options_.target_step)
+      return StoppingReason::target_certified;
+    if (c_.labels_used == options_.label_cap) return StoppingReason::label_cap;
+    if (options_.early_refusal && depth_ == 0) {
+      const auto& s0 = c_.steps[0];
+      const std::int64_t more = std::min(options_.label_cap - c_.labels_used, s0.N - s0.m);
+      if (!detail::sequential::can_still_certify(p_[0], more, options_.delta))
+        return StoppingReason::early_refusal;
+    }
+    return std::nullopt;
+  }
+
+  // The certificate after the labels so far, with `reason` as its stopping reason.
+  SequentialCertificate certificate(StoppingReason reason = StoppingReason::label_cap) const {
+    SequentialCertificate c = c_;
+    c.reason = reason;
+    c.certified = depth_ > 0;
+    if (c.certified) {
+      c.certified_step = depth_ - 1;
+      const SequentialStep& step = c.steps[static_cast<std::size_t>(depth_ - 1)];
+      c.threshold = step.lambda;
+      c.quantile = step.quantile;
+      c.selection_size = step.N;
+    }
+    return c;
+  }
+
+  const SequentialSelectionOptions& options() const { return options_; }
+  std::int64_t labels_used() const { return c_.labels_used; }
+  std::int64_t pool_size() const { return c_.pool_size; }
+  bool labeled(std::int64_t position) const { return seen_[static_cast<std::size_t>(position)]; }
+
+ private:
+  void open_certificate(std::int64_t N, std::int64_t J) {
+    c_.alpha = options_.alpha;
+    c_.delta = options_.delta;
+    c_.pool_size = N;
+    c_.label_cap = options_.label_cap;
+    c_.target_step = options_.target_step;
+    c_.grid_size = J;
+    c_.merged_quantiles = grid_.merged_quantiles;
+    p_.reserve(static_cast<std::size_t>(J));
+    for (std::int64_t j = 0; j < J; ++j) {
+      const auto s = static_cast<std::size_t>(j);
+      SequentialStep step;
+      step.quantile = grid_.quantile[s];
+      step.lambda = grid_.lambda[s];
+      step.N = grid_.selection_size[s];
+      step.null_boundary = ltt::null_boundary(step.N, options_.alpha);
+      c_.steps.push_back(step);
+      p_.emplace_back(step.N, step.null_boundary, options_.prior);
+    }
+  }
+
+  // S(lambda_j) holds a trajectory of score g for every j from the first lambda_j <= g on.
+  void update_pvalues(double g, bool unsafe) {
+    const std::int64_t J = c_.grid_size;
+    const auto first = static_cast<std::int64_t>(
+        std::lower_bound(grid_.lambda.begin(), grid_.lambda.end(), g, std::greater<>()) -
+        grid_.lambda.begin());
+    for (std::int64_t j = first; j < J; ++j) {
+      auto& step = c_.steps[static_cast<std::size_t>(j)];
+      p_[static_cast<std::size_t>(j)].update(unsafe);
+      step.m += 1;
+      step.k += unsafe;
+      step.p = p_[static_cast<std::size_t>(j)].pvalue();
+    }
+  }
+
+  // The strict fixed sequence on the current p_j, kept incrementally: p_j only decrease.
+  void advance_walk() {
+    const std::int64_t J = c_.grid_size;
+    while (depth_ < J && c_.steps[static_cast<std::size_t>(depth_)].p <= options_.delta) {
+      c_.steps[static_cast<std::size_t>(depth_)].rejected = true;
+      c_.steps[static_cast<std::size_t>(depth_)].certified_after = c_.labels_used;
+      ++depth_;
+    }
+    c_.depth_trace.push_back(depth_);
+  }
+
+  SequentialSelectionOptions options_;
+  std::vector<double> scores_;
+  ThresholdGrid grid_;
+  SequentialCertificate c_;
+  std::vector<ltt::SequentialCompositionPvalue> p_;
+  std::vector<bool> seen_;
+  std::int64_t depth_ = 0;  // certified steps: H_0 .. H_{depth-1} rejected
+};
 
 // The walk on finite scores, asking unsafe_of(position) for the label of each position of
 // `order` in turn (a uniformly random order: draw_label_order) until a stopping rule fires.
@@ -147,106 +290,19 @@ SequentialCertificate sequential_selection(std::span<const double> scores,
                                            UnsafeOf&& unsafe_of,
                                            const SequentialSelectionOptions& options = {}) {
   constexpr std::string_view fn = "ltt::curation::sequential_selection";
-  ltt::detail::require_open_unit(fn, "alpha", options.alpha);
-  ltt::detail::require_open_unit(fn, "delta", options.delta);
-  detail::require_nonempty(fn, "scores", scores.size());
-  detail::require_finite(fn, "scores", scores);
-  const std::int64_t N = detail::ssize(scores.size());
-  if (options.label_cap < 1 || options.label_cap > N)
-    detail::invalid(fn, "label_cap", detail::show(options.label_cap),
-                    "must lie in [1, pool size = " + detail::show(N) + "]");
+  SequentialWalk walk(scores, options);
   if (detail::ssize(order.size()) < options.label_cap)
     detail::invalid(fn, "order.size()", detail::show(detail::ssize(order.size())),
                     "must be at least label_cap = " + detail::show(options.label_cap));
-
-  const ThresholdGrid grid = threshold_grid(scores, options.quantiles);
-  const std::int64_t J = grid.size();
-  if (options.target_step && (*options.target_step < 0 || *options.target_step >= J))
-    detail::invalid(fn, "target_step", detail::show(*options.target_step),
-                    "must be a grid step in [0, " + detail::show(J) + ")");
-
-  SequentialCertificate c;
-  c.alpha = options.alpha;
-  c.delta = options.delta;
-  c.pool_size = N;
-  c.label_cap = options.label_cap;
-  c.target_step = options.target_step;
-  c.grid_size = J;
-  c.merged_quantiles = grid.merged_quantiles;
-  std::vector<ltt::SequentialCompositionPvalue> p;
-  p.reserve(static_cast<std::size_t>(J));
-  for (std::int64_t j = 0; j < J; ++j) {
-    const auto s = static_cast<std::size_t>(j);
-    SequentialStep step;
-    step.quantile = grid.quantile[s];
-    step.lambda = grid.lambda[s];
-    step.N = grid.selection_size[s];
-    step.null_boundary = ltt::null_boundary(step.N, options.alpha);
-    c.steps.push_back(step);
-    p.emplace_back(step.N, step.null_boundary, options.prior);
+  for (std::size_t t = 0;; ++t) {
+    const std::int64_t position = order[t];
+    if (position >= 0 && position < walk.pool_size() && !walk.labeled(position)) {
+      walk.add_label(position, static_cast<bool>(unsafe_of(position)));
+    } else {
+      walk.add_label(position, false);  // throws, naming order[t]
+    }
+    if (const auto reason = walk.stopping_reason()) return walk.certificate(*reason);
   }
-
-  std::vector<bool> seen(static_cast<std::size_t>(N), false);
-  std::int64_t depth = 0;  // certified steps: H_0 .. H_{depth-1} rejected
-  for (std::int64_t t = 0;; ++t) {
-    const std::int64_t position = order[static_cast<std::size_t>(t)];
-    if (position < 0 || position >= N)
-      detail::invalid(fn, detail::at("order", static_cast<std::size_t>(t)), detail::show(position),
-                      "must be a pool position in [0, " + detail::show(N) + ")");
-    if (seen[static_cast<std::size_t>(position)])
-      detail::invalid(fn, detail::at("order", static_cast<std::size_t>(t)), detail::show(position),
-                      "repeats a pool position (labels are drawn without replacement)");
-    seen[static_cast<std::size_t>(position)] = true;
-    const bool unsafe = static_cast<bool>(unsafe_of(position));
-    c.labels_used = t + 1;
-    c.unsafe_labels += unsafe;
-
-    // S(lambda_j) holds the position for every j from the first lambda_j <= its score on.
-    const double g = scores[static_cast<std::size_t>(position)];
-    const auto first = static_cast<std::int64_t>(
-        std::lower_bound(grid.lambda.begin(), grid.lambda.end(), g, std::greater<>()) -
-        grid.lambda.begin());
-    for (std::int64_t j = first; j < J; ++j) {
-      auto& step = c.steps[static_cast<std::size_t>(j)];
-      p[static_cast<std::size_t>(j)].update(unsafe);
-      step.m += 1;
-      step.k += unsafe;
-      step.p = p[static_cast<std::size_t>(j)].pvalue();
-    }
-    while (depth < J && c.steps[static_cast<std::size_t>(depth)].p <= options.delta) {
-      c.steps[static_cast<std::size_t>(depth)].rejected = true;
-      c.steps[static_cast<std::size_t>(depth)].certified_after = c.labels_used;
-      ++depth;
-    }
-    c.depth_trace.push_back(depth);
-
-    if (options.target_step && depth > *options.target_step) {
-      c.reason = StoppingReason::target_certified;
-      break;
-    }
-    if (c.labels_used == options.label_cap) {
-      c.reason = StoppingReason::label_cap;
-      break;
-    }
-    if (options.early_refusal && depth == 0) {
-      const auto& s0 = c.steps[0];
-      const std::int64_t more = std::min(options.label_cap - c.labels_used, s0.N - s0.m);
-      if (!detail::sequential::can_still_certify(p[0], more, options.delta)) {
-        c.reason = StoppingReason::early_refusal;
-        break;
-      }
-    }
-  }
-
-  c.certified = depth > 0;
-  if (c.certified) {
-    c.certified_step = depth - 1;
-    const SequentialStep& step = c.steps[static_cast<std::size_t>(depth - 1)];
-    c.threshold = step.lambda;
-    c.quantile = step.quantile;
-    c.selection_size = step.N;
-  }
-  return c;
 }
 
 // Simulation and validation on a pool whose labels are all known: the order from
