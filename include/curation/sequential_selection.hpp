@@ -15,14 +15,23 @@
 // rejected and the certified depth never decreases; the walk is kept incrementally, which is
 // the same walk as ltt::fixed_sequence on the current p-values.
 //
+// Power: each H_j is tested twice, by the anytime p-value at delta (1 - w) after every label
+// and, if the run reaches the cap, by the exact fixed-n composition test of the cap's labels
+// (ltt::composition_pvalue on m_j, k_j) at delta w; p_j = min(1, p_anytime/(1-w), p_cap/w).
+// The exact test at the fixed time label_cap is valid (given m_j the labels in S_j are a
+// uniform draw from it), so Pr[either rejects a true H_j] <= delta (1 - w) + delta w = delta
+// (a union bound). w = cap_test_share, 0.2 by default; the prior is sequential_default_prior.
+//
 // Why a certificate at any stopping time is valid: let H_s be the first true null in grid
 // order. A false certification needs H_s rejected at the stopping time T, i.e. p_s(T) <= delta,
-// which implies that p_s(t) <= delta for some t; that event has probability at most delta
-// (Ville's inequality, whatever T is). The stopping rules, applied after each label:
+// which implies that the anytime p-value of H_s reached delta (1 - w) at some t (probability
+// at most delta (1 - w) by Ville's inequality, whatever T is) or the exact test at the cap
+// rejected H_s (probability at most delta w, whether or not the run reached the cap). The
+// stopping rules, applied after each label:
 //  - label_cap: label_cap labels used;
 //  - target_certified: step target_step (or a deeper one) is certified;
 //  - early_refusal: nothing is certified and even if every label left under the cap landed in
-//    S_1 and were safe, p_1 would stay above delta: the run can only end in refusal.
+//    S_1 and were safe, H_1 would not be rejected: the run can only end in refusal.
 // Each is a stopping time of the label sequence, and the bound above holds at every stopping
 // time, so none of them costs validity; they only decide how many labels are bought. (The
 // early-refusal rule checks the all-safe continuation, which is the best continuation in all
@@ -71,7 +80,11 @@ struct SequentialSelectionOptions {
   std::int64_t label_cap = 200;             // n_max, at most the pool size
   std::optional<std::int64_t> target_step;  // stop once this grid step (0-based) is certified
   bool early_refusal = true;
-  ltt::BetaBinomialPrior prior{};           // of every p_j
+  // Of every p_j; unset: ltt::sequential_default_prior(alpha).
+  std::optional<ltt::BetaMixturePrior> prior;
+  // w: the share of delta spent on one exact composition test at the cap (see "Power" above);
+  // the anytime tests run at delta (1 - w). 0 <= w < 1; 0 is the anytime test alone.
+  double cap_test_share = 0.2;
 };
 
 // One grid step at the stop: everything needed to recompute p_j from the label order.
@@ -82,7 +95,9 @@ struct SequentialStep {
   std::int64_t null_boundary = 0;               // U*_j
   std::int64_t m = 0;                           // labels that landed in S(lambda_j)
   std::int64_t k = 0;                           // of those, unsafe
-  double p = 1.0;                               // anytime p-value p_j at the stop
+  double p_anytime = 1.0;                       // anytime p-value at the stop
+  std::optional<double> p_cap;                  // exact composition p-value, once at the cap
+  double p = 1.0;                               // p_j = min(1, p_anytime/(1-w), p_cap/w)
   bool rejected = false;                        // H_j rejected by the walk: S(lambda_j) certified
   std::optional<std::int64_t> certified_after;  // labels used when it was first rejected
 };
@@ -131,10 +146,14 @@ inline std::vector<std::int64_t> draw_label_order(std::int64_t pool_size, std::i
 
 namespace detail::sequential {
 
-// Would p_1 reach delta if the next `more` labels all landed in S_1 and were safe?
-inline bool can_still_certify(ltt::SequentialCompositionPvalue p, std::int64_t more, double delta) {
-  for (std::int64_t i = 0; i < more && p.pvalue() > delta; ++i) p.update(false);
-  return p.pvalue() <= delta;
+// Would H_1 be rejected if the next `more` labels all landed in S_1 and were safe: the
+// anytime test at delta (1 - w), or (w > 0, the cap reached) the exact test at delta w?
+inline bool can_still_certify(ltt::SequentialCompositionPvalue p, const SequentialStep& s1,
+                              std::int64_t more, double alpha, double delta, double w) {
+  const double level = delta * (1.0 - w);
+  for (std::int64_t i = 0; i < more && p.pvalue() > level; ++i) p.update(false);
+  if (p.pvalue() <= level) return true;
+  return w > 0.0 && ltt::composition_pvalue(s1.k, s1.m + more, s1.N, alpha) <= delta * w;
 }
 
 inline void check_options(std::string_view fn, std::int64_t N, const SequentialSelectionOptions& o) {
@@ -143,6 +162,8 @@ inline void check_options(std::string_view fn, std::int64_t N, const SequentialS
   if (o.label_cap < 1 || o.label_cap > N)
     detail::invalid(fn, "label_cap", detail::show(o.label_cap),
                     "must lie in [1, pool size = " + detail::show(N) + "]");
+  if (!(o.cap_test_share >= 0.0 && o.cap_test_share < 1.0))
+    detail::invalid(fn, "cap_test_share", detail::show(o.cap_test_share), "must lie in [0, 1)");
 }
 
 }  // namespace detail::sequential
@@ -198,7 +219,8 @@ class SequentialWalk {
     if (options_.early_refusal && depth_ == 0) {
       const auto& s0 = c_.steps[0];
       const std::int64_t more = std::min(options_.label_cap - c_.labels_used, s0.N - s0.m);
-      if (!detail::sequential::can_still_certify(p_[0], more, options_.delta))
+      if (!detail::sequential::can_still_certify(p_[0], s0, more, options_.alpha, options_.delta,
+                                                 options_.cap_test_share))
         return StoppingReason::early_refusal;
     }
     return std::nullopt;
@@ -242,7 +264,9 @@ class SequentialWalk {
       step.N = grid_.selection_size[s];
       step.null_boundary = ltt::null_boundary(step.N, options_.alpha);
       c_.steps.push_back(step);
-      p_.emplace_back(step.N, step.null_boundary, options_.prior);
+      p_.emplace_back(step.N, step.null_boundary,
+                      options_.prior ? *options_.prior
+                                     : ltt::sequential_default_prior(options_.alpha));
     }
   }
 
@@ -257,8 +281,23 @@ class SequentialWalk {
       p_[static_cast<std::size_t>(j)].update(unsafe);
       step.m += 1;
       step.k += unsafe;
-      step.p = p_[static_cast<std::size_t>(j)].pvalue();
+      step.p_anytime = p_[static_cast<std::size_t>(j)].pvalue();
+      step.p = combined_pvalue(step);
     }
+    if (c_.labels_used == options_.label_cap && options_.cap_test_share > 0.0)
+      for (SequentialStep& step : c_.steps) {
+        step.p_cap = ltt::composition_pvalue(step.k, step.m, step.N, options_.alpha);
+        step.p = combined_pvalue(step);
+      }
+  }
+
+  // min(1, p_anytime / (1 - w), p_cap / w), each quotient rounded up: p_j <= delta iff one of
+  // the two tests rejects at its share of delta.
+  double combined_pvalue(const SequentialStep& step) const {
+    const double w = options_.cap_test_share;
+    double p = w == 0.0 ? step.p_anytime : ltt::detail::round_up_pvalue(step.p_anytime / (1.0 - w));
+    if (step.p_cap) p = std::min(p, ltt::detail::round_up_pvalue(*step.p_cap / w));
+    return std::min(1.0, p);
   }
 
   // The strict fixed sequence on the current p_j, kept incrementally: p_j only decrease.
