@@ -44,17 +44,23 @@
 #include <curation/detail/check.hpp>
 #include <curation/detail/random.hpp>
 #include <curation/threshold_grid.hpp>
+#include <ltt/bounds.hpp>
+#include <ltt/certification_rate.hpp>
 #include <ltt/detail/check.hpp>
+#include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
 #include <ltt/sequential_pvalue.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <concepts>
 #include <functional>
 #include <cstdint>
 #include <optional>
 #include <random>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -62,13 +68,14 @@
 
 namespace ltt::curation {
 
-enum class StoppingReason { label_cap, target_certified, early_refusal };
+enum class StoppingReason { label_cap, target_certified, early_refusal, stalled };
 
 constexpr std::string_view stopping_reason_name(StoppingReason reason) {
   switch (reason) {
     case StoppingReason::label_cap: return "label_cap";
     case StoppingReason::target_certified: return "target_certified";
     case StoppingReason::early_refusal: return "early_refusal";
+    case StoppingReason::stalled: return "stalled";
   }
   return "unknown";
 }
@@ -80,6 +87,12 @@ struct SequentialSelectionOptions {
   std::int64_t label_cap = 200;             // n_max, at most the pool size
   std::optional<std::int64_t> target_step;  // stop once this grid step (0-based) is certified
   bool early_refusal = true;
+  // Early refusal fires once the probability that H_1 is still rejected is at most this.
+  double refusal_rate = 0.05;
+  // stall:L: stop once the certified depth has not grown for this many labels and the
+  // closed-form forecast rate of the next step at the cap is below stall_rate.
+  std::optional<std::int64_t> stall_labels;
+  double stall_rate = 0.5;
   // Of every p_j; unset: ltt::sequential_default_prior(alpha).
   std::optional<ltt::BetaMixturePrior> prior;
   // w: the share of delta spent on one exact composition test at the cap (see "Power" above);
@@ -124,6 +137,47 @@ struct SequentialCertificate {
   std::int64_t selection_size = 0;             // its N_j (0 when refused)
 };
 
+// `--stop auto`: the stall rule with this many labels, plus early refusal.
+inline constexpr std::int64_t auto_stall_labels = 20;
+
+// The stopping rule named on the command line (`--stop RULE`) or in Python, set in `options`
+// (label_cap, the rates, the prior and the levels are left as they are):
+//   cap            only the label cap
+//   target:J       also stop once grid step J (0-based, as certified_step) is certified
+//   stall:L        also the stall rule with L labels
+//   early-refusal  also early refusal
+//   auto           stall:20 and early refusal (the default)
+inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& options) {
+  constexpr std::string_view fn = "ltt::curation::apply_stop_rule";
+  const auto count_after = [&](std::string_view prefix) -> std::optional<std::int64_t> {
+    if (!rule.starts_with(prefix)) return std::nullopt;
+    const std::string_view digits = rule.substr(prefix.size());
+    std::int64_t value = -1;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || value < 0)
+      detail::invalid(fn, "stop", std::string(rule),
+                      "must give a nonnegative integer after '" + std::string(prefix) + "'");
+    return value;
+  };
+  options.target_step.reset();
+  options.stall_labels.reset();
+  options.early_refusal = false;
+  if (rule == "cap") return;
+  if (rule == "early-refusal") {
+    options.early_refusal = true;
+  } else if (rule == "auto") {
+    options.early_refusal = true;
+    options.stall_labels = auto_stall_labels;
+  } else if (const auto J = count_after("target:")) {
+    options.target_step = *J;
+  } else if (const auto L = count_after("stall:")) {
+    options.stall_labels = *L;
+  } else {
+    detail::invalid(fn, "stop", std::string(rule),
+                    "must be cap, target:J, stall:L, early-refusal or auto");
+  }
+}
+
 // The first `count` positions of a uniform random permutation of {0, ..., pool_size - 1}, in
 // draw order (partial Fisher-Yates on the seeded std::mt19937_64 of draw_calibration). Every
 // prefix is a uniform draw without replacement.
@@ -164,6 +218,25 @@ inline void check_options(std::string_view fn, std::int64_t N, const SequentialS
                     "must lie in [1, pool size = " + detail::show(N) + "]");
   if (!(o.cap_test_share >= 0.0 && o.cap_test_share < 1.0))
     detail::invalid(fn, "cap_test_share", detail::show(o.cap_test_share), "must lie in [0, 1)");
+  detail::require_closed_unit(fn, "refusal_rate", o.refusal_rate);
+  detail::require_closed_unit(fn, "stall_rate", o.stall_rate);
+  if (o.stall_labels && *o.stall_labels < 1)
+    detail::invalid(fn, "stall_labels", detail::show(*o.stall_labels), "must be at least 1");
+}
+
+// How many of the `draws` labels left under the cap land in S_1 (s1_left of its trajectories
+// among the pool_left unlabeled), except with probability at most `rate`: the upper quantile of
+// Hyp(pool_left, s1_left, draws). rate = 0 gives the most that can land.
+inline std::int64_t landing_bound(std::int64_t pool_left, std::int64_t s1_left, std::int64_t draws,
+                                  double rate) {
+  const std::int64_t most = std::min(s1_left, draws);
+  if (rate == 0.0 || most == 0) return most;
+  const auto mean = static_cast<std::int64_t>(static_cast<double>(draws) *
+                                              static_cast<double>(s1_left) /
+                                              static_cast<double>(pool_left));
+  for (std::int64_t x = mean; x < most; ++x)
+    if (ltt::hypergeometric_sf(x, pool_left, s1_left, draws) <= rate) return x;
+  return most;
 }
 
 }  // namespace detail::sequential
@@ -216,13 +289,9 @@ class SequentialWalk {
     if (options_.target_step && depth_ > *options_.target_step)
       return StoppingReason::target_certified;
     if (c_.labels_used == options_.label_cap) return StoppingReason::label_cap;
-    if (options_.early_refusal && depth_ == 0) {
-      const auto& s0 = c_.steps[0];
-      const std::int64_t more = std::min(options_.label_cap - c_.labels_used, s0.N - s0.m);
-      if (!detail::sequential::can_still_certify(p_[0], s0, more, options_.alpha, options_.delta,
-                                                 options_.cap_test_share))
-        return StoppingReason::early_refusal;
-    }
+    if (options_.early_refusal && depth_ == 0 && refusal_is_clear())
+      return StoppingReason::early_refusal;
+    if (options_.stall_labels && stalled()) return StoppingReason::stalled;
     return std::nullopt;
   }
 
@@ -247,6 +316,34 @@ class SequentialWalk {
   bool labeled(std::int64_t position) const { return seen_[static_cast<std::size_t>(position)]; }
 
  private:
+  // Nothing certified, and even if the labels left that land in S_1 (at most landing_bound of
+  // them, except with probability refusal_rate) were all safe, H_1 would not be rejected.
+  bool refusal_is_clear() const {
+    const SequentialStep& s0 = c_.steps[0];
+    const std::int64_t more = detail::sequential::landing_bound(
+        c_.pool_size - c_.labels_used, s0.N - s0.m, options_.label_cap - c_.labels_used,
+        options_.refusal_rate);
+    return !detail::sequential::can_still_certify(p_[0], s0, more, options_.alpha, options_.delta,
+                                                  options_.cap_test_share);
+  }
+
+  // The depth has not grown for stall_labels labels and the next step's closed-form forecast
+  // (ltt::certification_rate of the fixed-n test at the cap, at an optimistic U_d: N_d times
+  // the 90% Clopper-Pearson lower bound of k_d / m_d) is below stall_rate; or every step is
+  // certified.
+  bool stalled() const {
+    if (depth_ == c_.grid_size) return true;
+    const std::int64_t grown_at =
+        depth_ == 0 ? 0 : *c_.steps[static_cast<std::size_t>(depth_ - 1)].certified_after;
+    if (c_.labels_used - grown_at < *options_.stall_labels) return false;
+    const SequentialStep& next = c_.steps[static_cast<std::size_t>(depth_)];
+    if (next.m == 0) return false;
+    const auto U = static_cast<std::int64_t>(
+        std::floor(static_cast<double>(next.N) * ltt::clopper_pearson_lower(next.k, next.m, 0.1)));
+    return ltt::certification_rate(c_.pool_size, next.N, U, options_.label_cap, options_.alpha,
+                                   options_.delta) < options_.stall_rate;
+  }
+
   void open_certificate(std::int64_t N, std::int64_t J) {
     c_.alpha = options_.alpha;
     c_.delta = options_.delta;
