@@ -14,6 +14,7 @@
 #include <iterator>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -148,107 +149,81 @@ std::string show_row(const ltt::curation::ProportionEstimate& p) {
              " | [", brief(p.lower), ", ", brief(p.upper), "]");
 }
 
-}  // namespace
-
-int run_validate(const Invocation& call) {
-  const auto args = parse_or_help(validate_command, call);
-  if (!args) return 0;
-  const std::string& path = args->text("pool");
-  const bool by_cost = args->given("budget");
-  const double budget = by_cost ? finite_real("budget", args->text("budget")) : 0.0;
-  ltt::curation::ValidationOptions options;
-  options.alpha = args->real("alpha");
-  options.delta = args->real("delta");
-  options.calibration_size = args->count("n");
-  options.draws = args->count("draws");
-  options.seed = static_cast<std::uint64_t>(args->count("seed"));
-  options.quantiles = grid_quantiles(args->text("grid"));
-  options.procedure = read_procedure(args->text("procedure"));
-  if (options.calibration_size < 1) throw BadInput("--n: 0 must be at least 1");
-  if (options.draws < 1) throw BadInput("--draws: 0 must be at least 1");
-  if (const auto threads = args->optional_count("threads")) {
-    if (*threads < 1) throw BadInput("--threads: 0 must be at least 1");
-    options.threads = *threads;
+// The --json object. Kept apart from the run so the result's JSON form can move to the
+// library's serializer without touching the command.
+void write_validation_json(std::ostream& os, const ltt::curation::GuaranteeValidation& v,
+                           const std::string& path, std::optional<double> budget,
+                           std::span<const double> grid) {
+  const bool above_delta = v.false_certification.lower > v.delta;
+  JsonWriter json(os);
+  json.begin_object()
+      .field("pool", path)
+      .field("N", v.pool_size)
+      .field("pool_unsafe", v.pool_unsafe)
+      .field("budget", budget)
+      .field("n", v.calibration_size)
+      .field("draws", v.draws)
+      .field("seed", static_cast<std::int64_t>(v.seed))
+      .field("alpha", v.alpha)
+      .field("delta", v.delta)
+      .field("procedure", flag_name(v.procedure))
+      .field("confidence", v.confidence);
+  json.key("grid").begin_array();
+  for (const double q : grid) json.value(q);
+  json.end_array();
+  write_proportion(json, "certification", v.certification);
+  write_proportion(json, "false_certification", v.false_certification);
+  write_proportion(json, "conditional_violation", v.conditional_violation);
+  json.field("false_certification_above_delta", above_delta)
+      .field("closed_form_rate", v.closed_form_rate)
+      .field("purity_margin", v.purity_margin);
+  json.key("steps").begin_array();
+  for (const auto& s : v.steps)
+    json.begin_object()
+        .field("quantile", s.quantile)
+        .field("lambda", s.lambda)
+        .field("N", s.N)
+        .field("U", s.U)
+        .field("null_boundary", s.null_boundary)
+        .field("unsafe_fraction", s.unsafe_fraction)
+        .field("true_null", s.true_null)
+        .field("returned", s.returned)
+        .end_object();
+  json.end_array().field("returned_none", v.returned_none);
+  json.key("merged_quantiles").begin_array();
+  for (const double q : v.merged_quantiles) json.value(q);
+  json.end_array();
+  json.key("triple");
+  if (v.triple) {
+    const auto& t = *v.triple;
+    json.begin_object()
+        .field("distinct_counts", t.distinct_counts)
+        .field("mean_r_hat", t.mean_r_hat)
+        .field("mean_r_hat_certified", t.mean_r_hat_certified)
+        .field("mean_r_lo", t.mean_r_lo)
+        .field("mean_bound_certified", t.mean_bound_certified)
+        .field("mean_bound_covers", t.mean_bound_covers)
+        .field("covered", t.covered)
+        .field("covered_fraction", t.covered_fraction)
+        .field("max_error_bound", t.max_error_bound)
+        .end_object();
+  } else {
+    json.null();
   }
+  json.end_object();
+  os << '\n';
+}
 
-  const LabeledPool pool = read_labeled_pool(path, by_cost, budget);
-  const auto N = static_cast<std::int64_t>(pool.score.size());
-  if (options.calibration_size > N)
-    throw BadInput(cat("--n: ", std::to_string(options.calibration_size),
-                       " must not exceed the pool size ", std::to_string(N), " of ",
-                       in_quotes(path)));
-
-  const ltt::curation::GuaranteeValidation v = run_with_progress(call, pool, options);
+// The summary tables and the reading.
+void write_validation_text(std::ostream& out, const ltt::curation::GuaranteeValidation& v,
+                           const std::string& path, std::optional<double> budget) {
   const bool walk = v.procedure == ltt::Procedure::fixed_sequence;
   const bool above_delta = v.false_certification.lower > v.delta;
-
-  if (args->flag("json")) {
-    JsonWriter json(call.out);
-    json.begin_object()
-        .field("pool", path)
-        .field("N", v.pool_size)
-        .field("pool_unsafe", v.pool_unsafe)
-        .field("budget", by_cost ? std::optional(budget) : std::nullopt)
-        .field("n", v.calibration_size)
-        .field("draws", v.draws)
-        .field("seed", static_cast<std::int64_t>(v.seed))
-        .field("alpha", v.alpha)
-        .field("delta", v.delta)
-        .field("procedure", flag_name(v.procedure))
-        .field("confidence", v.confidence);
-    json.key("grid").begin_array();
-    for (const double q : options.quantiles) json.value(q);
-    json.end_array();
-    write_proportion(json, "certification", v.certification);
-    write_proportion(json, "false_certification", v.false_certification);
-    write_proportion(json, "conditional_violation", v.conditional_violation);
-    json.field("false_certification_above_delta", above_delta)
-        .field("closed_form_rate", v.closed_form_rate)
-        .field("purity_margin", v.purity_margin);
-    json.key("steps").begin_array();
-    for (const auto& s : v.steps)
-      json.begin_object()
-          .field("quantile", s.quantile)
-          .field("lambda", s.lambda)
-          .field("N", s.N)
-          .field("U", s.U)
-          .field("null_boundary", s.null_boundary)
-          .field("unsafe_fraction", s.unsafe_fraction)
-          .field("true_null", s.true_null)
-          .field("returned", s.returned)
-          .end_object();
-    json.end_array().field("returned_none", v.returned_none);
-    json.key("merged_quantiles").begin_array();
-    for (const double q : v.merged_quantiles) json.value(q);
-    json.end_array();
-    json.key("triple");
-    if (v.triple) {
-      const auto& t = *v.triple;
-      json.begin_object()
-          .field("distinct_counts", t.distinct_counts)
-          .field("mean_r_hat", t.mean_r_hat)
-          .field("mean_r_hat_certified", t.mean_r_hat_certified)
-          .field("mean_r_lo", t.mean_r_lo)
-          .field("mean_bound_certified", t.mean_bound_certified)
-          .field("mean_bound_covers", t.mean_bound_covers)
-          .field("covered", t.covered)
-          .field("covered_fraction", t.covered_fraction)
-          .field("max_error_bound", t.max_error_bound)
-          .end_object();
-    } else {
-      json.null();
-    }
-    json.end_object();
-    call.out << '\n';
-    return 0;
-  }
-
-  std::ostream& out = call.out;
   const auto& s1 = v.steps.front();
   out << "guarantee validation: " << v.draws << " calibration draws of n = " << v.calibration_size
       << " from " << path << "\n"
       << "  pool N = " << v.pool_size << " (" << v.pool_unsafe << " unsafe";
-  if (by_cost) out << ": cost > " << shortest(budget);
+  if (budget) out << ": cost > " << shortest(*budget);
   out << "), procedure " << flag_name(v.procedure) << ", alpha = " << shortest(v.alpha)
       << ", delta = " << shortest(v.delta) << ", seed " << v.seed << "\n"
       << "  first selection N1 = " << s1.N << " with U1 = " << s1.U
@@ -314,6 +289,46 @@ int run_validate(const Invocation& call) {
          "bounds\nPr[certified and violated] by delta, not Pr[violated | certified]: where "
          "certification\nis rare the few certificates that fire come from optimistic draws, "
          "and the conditional\nrate can exceed delta (docs/validation.md).\n";
+}
+
+}  // namespace
+
+int run_validate(const Invocation& call) {
+  const auto args = parse_or_help(validate_command, call);
+  if (!args) return 0;
+  const std::string& path = args->text("pool");
+  const bool by_cost = args->given("budget");
+  const double budget = by_cost ? finite_real("budget", args->text("budget")) : 0.0;
+  ltt::curation::ValidationOptions options;
+  options.alpha = args->real("alpha");
+  options.delta = args->real("delta");
+  options.calibration_size = args->count("n");
+  options.draws = args->count("draws");
+  options.seed = static_cast<std::uint64_t>(args->count("seed"));
+  options.quantiles = grid_quantiles(args->text("grid"));
+  options.procedure = read_procedure(args->text("procedure"));
+  if (options.calibration_size < 1) throw BadInput("--n: 0 must be at least 1");
+  if (options.draws < 1) throw BadInput("--draws: 0 must be at least 1");
+  if (const auto threads = args->optional_count("threads")) {
+    if (*threads < 1) throw BadInput("--threads: 0 must be at least 1");
+    options.threads = *threads;
+  }
+
+  const LabeledPool pool = read_labeled_pool(path, by_cost, budget);
+  const auto N = static_cast<std::int64_t>(pool.score.size());
+  if (options.calibration_size > N)
+    throw BadInput(cat("--n: ", std::to_string(options.calibration_size),
+                       " must not exceed the pool size ", std::to_string(N), " of ",
+                       in_quotes(path)));
+
+  const ltt::curation::GuaranteeValidation v = run_with_progress(call, pool, options);
+
+  const std::optional<double> shown_budget = by_cost ? std::optional(budget) : std::nullopt;
+  if (args->flag("json")) {
+    write_validation_json(call.out, v, path, shown_budget, options.quantiles);
+  } else {
+    write_validation_text(call.out, v, path, shown_budget);
+  }
   return 0;
 }
 
