@@ -70,6 +70,10 @@ namespace ltt::curation {
 
 enum class StoppingReason { label_cap, target_certified, early_refusal, stalled };
 
+inline constexpr StoppingReason stopping_reasons[] = {
+    StoppingReason::label_cap, StoppingReason::target_certified, StoppingReason::early_refusal,
+    StoppingReason::stalled};
+
 constexpr std::string_view stopping_reason_name(StoppingReason reason) {
   switch (reason) {
     case StoppingReason::label_cap: return "label_cap";
