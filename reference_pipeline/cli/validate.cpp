@@ -149,6 +149,46 @@ std::string show_row(const ltt::curation::ProportionEstimate& p) {
              " | [", brief(p.lower), ", ", brief(p.upper), "]");
 }
 
+// The grid with the pool's true composition and the returned-step histogram.
+void write_steps_json(JsonWriter& json, std::span<const ltt::curation::ValidationStep> steps,
+                      std::int64_t returned_none, std::span<const double> merged_quantiles) {
+  json.key("steps").begin_array();
+  for (const auto& s : steps)
+    json.begin_object()
+        .field("quantile", s.quantile)
+        .field("lambda", s.lambda)
+        .field("N", s.N)
+        .field("U", s.U)
+        .field("null_boundary", s.null_boundary)
+        .field("unsafe_fraction", s.unsafe_fraction)
+        .field("true_null", s.true_null)
+        .field("returned", s.returned)
+        .end_object();
+  json.end_array().field("returned_none", returned_none);
+  json.key("merged_quantiles").begin_array();
+  for (const double q : merged_quantiles) json.value(q);
+  json.end_array();
+}
+
+void write_steps_text(std::ostream& out, std::span<const ltt::curation::ValidationStep> steps,
+                      std::int64_t returned_none, std::span<const double> merged_quantiles) {
+  out << "returned threshold per grid step (u_j = U_j / N_j, true null: U_j >= U*_j):\n\n"
+      << "| j | quantile | lambda | N_j | U_j | u_j | true null | returned |\n"
+      << "|---|---|---|---|---|---|---|---|\n";
+  for (std::size_t j = 0; j < steps.size(); ++j) {
+    const auto& s = steps[j];
+    out << "| " << j + 1 << " | " << shortest(s.quantile) << " | " << brief(s.lambda) << " | "
+        << s.N << " | " << s.U << " | " << brief(s.unsafe_fraction) << " | "
+        << (s.true_null ? "yes" : "no") << " | " << s.returned << " |\n";
+  }
+  out << "| none | | | | | | | " << returned_none << " |\n";
+  if (!merged_quantiles.empty()) {
+    out << "\nmerged into the step above (same lambda):";
+    for (const double q : merged_quantiles) out << " " << shortest(q);
+    out << "\n";
+  }
+}
+
 // The --json object. Kept apart from the run so the result's JSON form can move to the
 // library's serializer without touching the command.
 void write_validation_json(std::ostream& os, const ltt::curation::GuaranteeValidation& v,
@@ -177,22 +217,7 @@ void write_validation_json(std::ostream& os, const ltt::curation::GuaranteeValid
   json.field("false_certification_above_delta", above_delta)
       .field("closed_form_rate", v.closed_form_rate)
       .field("purity_margin", v.purity_margin);
-  json.key("steps").begin_array();
-  for (const auto& s : v.steps)
-    json.begin_object()
-        .field("quantile", s.quantile)
-        .field("lambda", s.lambda)
-        .field("N", s.N)
-        .field("U", s.U)
-        .field("null_boundary", s.null_boundary)
-        .field("unsafe_fraction", s.unsafe_fraction)
-        .field("true_null", s.true_null)
-        .field("returned", s.returned)
-        .end_object();
-  json.end_array().field("returned_none", v.returned_none);
-  json.key("merged_quantiles").begin_array();
-  for (const double q : v.merged_quantiles) json.value(q);
-  json.end_array();
+  write_steps_json(json, v.steps, v.returned_none, v.merged_quantiles);
   json.key("triple");
   if (v.triple) {
     const auto& t = *v.triple;
@@ -270,21 +295,7 @@ void write_validation_text(std::ostream& out, const ltt::curation::GuaranteeVali
     out << "certificate triple: not computed (it prices the fixed-sequence walk's rate)\n\n";
   }
 
-  out << "returned threshold per grid step (u_j = U_j / N_j, true null: U_j >= U*_j):\n\n"
-      << "| j | quantile | lambda | N_j | U_j | u_j | true null | returned |\n"
-      << "|---|---|---|---|---|---|---|---|\n";
-  for (std::size_t j = 0; j < v.steps.size(); ++j) {
-    const auto& s = v.steps[j];
-    out << "| " << j + 1 << " | " << shortest(s.quantile) << " | " << brief(s.lambda) << " | "
-        << s.N << " | " << s.U << " | " << brief(s.unsafe_fraction) << " | "
-        << (s.true_null ? "yes" : "no") << " | " << s.returned << " |\n";
-  }
-  out << "| none | | | | | | | " << v.returned_none << " |\n";
-  if (!v.merged_quantiles.empty()) {
-    out << "\nmerged into the step above (same lambda):";
-    for (const double q : v.merged_quantiles) out << " " << shortest(q);
-    out << "\n";
-  }
+  write_steps_text(out, v.steps, v.returned_none, v.merged_quantiles);
   out << "\nreading: the certification rate is the trust signal. Proposition \"guarantee\" "
          "bounds\nPr[certified and violated] by delta, not Pr[violated | certified]: where "
          "certification\nis rare the few certificates that fire come from optimistic draws, "
