@@ -15,6 +15,7 @@
 #include <optional>
 #include <ostream>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,7 +48,12 @@ constexpr Flag validate_flags[] = {
     {"seed", FlagKind::count, "seed; draw d uses SplitMix64 output d of it", "0"},
     {"grid", FlagKind::text, "score quantiles of the thresholds, shallow to deep",
      "0.85,0.8,0.75,0.7,0.65,0.6,0.55,0.5,0.45,0.4,0.35,0.3"},
-    {"procedure", FlagKind::text, "fixed-sequence, bonferroni or holm", "fixed-sequence"},
+    {"procedure", FlagKind::text,
+     "fixed-sequence, bonferroni, holm, or sequential (labels one at a time; --n is the cap)",
+     "fixed-sequence"},
+    {"stop", FlagKind::text,
+     "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal or auto",
+     "auto"},
     {"threads", FlagKind::count, "worker threads (default: one per hardware thread)", {}, false,
      256, "one operating-system thread each"},
     {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
@@ -61,7 +67,9 @@ constexpr Command validate_command{
     "\"guarantee\"), the conditional rate Pr[violated | certified], the returned-threshold\n"
     "histogram, the closed-form rate (fixed sequence), and the certificate triple's coverage\n"
     "(fixed sequence). Intervals are two-sided 95% Clopper-Pearson. The output is the same\n"
-    "for a seed whatever the thread count.",
+    "for a seed whatever the thread count. --procedure sequential validates the sequential\n"
+    "walk instead (docs/sequential.md): one random label order per draw, walked until --stop\n"
+    "fires or --n labels are used, and reports the labels used.",
     validate_flags};
 
 constexpr std::string_view procedure_flags[] = {"fixed-sequence", "bonferroni", "holm"};
@@ -78,7 +86,7 @@ ltt::Procedure read_procedure(std::string_view text) {
   for (std::size_t i = 0; i < std::size(procedures); ++i)
     if (procedure_flags[i] == text) return procedures[i];
   throw BadInput(cat("--procedure: ", in_quotes(text),
-                     " is not one of fixed-sequence, bonferroni, holm"));
+                     " is not one of fixed-sequence, bonferroni, holm, sequential"));
 }
 
 // The pool (pool_file.hpp: id and score checked, ids unique, any column order) and its unsafe
@@ -302,6 +310,85 @@ void write_validation_text(std::ostream& out, const ltt::curation::GuaranteeVali
          "and the conditional\nrate can exceed delta (docs/validation.md).\n";
 }
 
+// --procedure sequential, --json: the keys of write_validation_json where they apply (no
+// closed form, no triple: both null), plus the stop rule, labels_used and stopped_by.
+void write_sequential_json(std::ostream& os, const ltt::curation::SequentialValidation& v,
+                           const std::string& path, std::optional<double> budget,
+                           std::span<const double> grid, std::string_view stop) {
+  JsonWriter json(os);
+  json.begin_object()
+      .field("pool", path)
+      .field("N", v.pool_size)
+      .field("pool_unsafe", v.pool_unsafe)
+      .field("budget", budget)
+      .field("n", v.label_cap)
+      .field("draws", v.draws)
+      .field("seed", static_cast<std::int64_t>(v.seed))
+      .field("alpha", v.alpha)
+      .field("delta", v.delta)
+      .field("procedure", "sequential")
+      .field("stop", stop)
+      .field("confidence", v.confidence);
+  json.key("grid").begin_array();
+  for (const double q : grid) json.value(q);
+  json.end_array();
+  write_proportion(json, "certification", v.certification);
+  write_proportion(json, "false_certification", v.false_certification);
+  write_proportion(json, "conditional_violation", v.conditional_violation);
+  json.field("false_certification_above_delta", v.false_certification.lower > v.delta)
+      .field("closed_form_rate", std::optional<double>{})
+      .field("purity_margin", v.purity_margin);
+  write_steps_json(json, v.steps, v.returned_none, v.merged_quantiles);
+  json.key("triple").null();
+  json.key("labels_used")
+      .begin_object()
+      .field("mean", v.labels_used.mean)
+      .field("median", v.labels_used.median)
+      .field("p90", v.labels_used.p90)
+      .field("max", v.labels_used.max)
+      .end_object();
+  json.key("stopped_by").begin_object();
+  for (const auto reason : ltt::curation::stopping_reasons)
+    json.field(ltt::curation::stopping_reason_name(reason),
+               v.stopped_by[static_cast<std::size_t>(reason)]);
+  json.end_object().end_object();
+  os << '\n';
+}
+
+void write_sequential_text(std::ostream& out, const ltt::curation::SequentialValidation& v,
+                           const std::string& path, std::optional<double> budget,
+                           std::string_view stop) {
+  const auto& s1 = v.steps.front();
+  out << "guarantee validation of the sequential walk: " << v.draws
+      << " random label orders, cap n = " << v.label_cap << ", --stop " << stop << ", from "
+      << path << "\n"
+      << "  pool N = " << v.pool_size << " (" << v.pool_unsafe << " unsafe";
+  if (budget) out << ": cost > " << shortest(*budget);
+  out << "), alpha = " << shortest(v.alpha) << ", delta = " << shortest(v.delta) << ", seed "
+      << v.seed << "\n"
+      << "  first selection N1 = " << s1.N << " with U1 = " << s1.U
+      << " unsafe (U* = " << s1.null_boundary << "); purity margin alpha - min_j u_j = "
+      << brief(v.purity_margin) << "\n\n"
+      << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
+      << "|---|---|---|---|\n"
+      << "| certification rate | " << show_row(v.certification) << " |\n"
+      << "| false certification Pr[certified and violated] | " << show_row(v.false_certification)
+      << " |\n"
+      << "| conditional violation Pr[violated \\| certified] | "
+      << show_row(v.conditional_violation) << " |\n\n"
+      << "labels used per run: mean " << brief(v.labels_used.mean) << ", median "
+      << shortest(v.labels_used.median) << ", 90th percentile " << v.labels_used.p90 << ", max "
+      << v.labels_used.max << " (cap " << v.label_cap << ")\nstopped by:";
+  for (const auto reason : ltt::curation::stopping_reasons)
+    out << " " << ltt::curation::stopping_reason_name(reason) << " "
+        << v.stopped_by[static_cast<std::size_t>(reason)];
+  out << "\n\n";
+  if (v.false_certification.lower > v.delta)
+    out << "guarantee: the interval on false certification lies above delta = "
+        << shortest(v.delta) << ": Pr[certified and violated] <= delta looks broken\n\n";
+  write_steps_text(out, v.steps, v.returned_none, v.merged_quantiles);
+}
+
 }  // namespace
 
 int run_validate(const Invocation& call) {
@@ -317,7 +404,17 @@ int run_validate(const Invocation& call) {
   options.draws = args->count("draws");
   options.seed = static_cast<std::uint64_t>(args->count("seed"));
   options.quantiles = grid_quantiles(args->text("grid"));
-  options.procedure = read_procedure(args->text("procedure"));
+  const bool sequential = args->text("procedure") == "sequential";
+  if (!sequential) options.procedure = read_procedure(args->text("procedure"));
+  if (args->given("stop") && !sequential)
+    throw BadInput("--stop: applies to --procedure sequential only");
+  ltt::curation::SequentialSelectionOptions walk;
+  try {
+    ltt::curation::apply_stop_rule(args->text("stop"), walk);
+  } catch (const std::invalid_argument&) {
+    throw BadInput(cat("--stop: ", in_quotes(args->text("stop")),
+                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
+  }
   if (options.calibration_size < 1) throw BadInput("--n: 0 must be at least 1");
   if (options.draws < 1) throw BadInput("--draws: 0 must be at least 1");
   if (const auto threads = args->optional_count("threads")) {
@@ -332,9 +429,17 @@ int run_validate(const Invocation& call) {
                        " must not exceed the pool size ", std::to_string(N), " of ",
                        in_quotes(path)));
 
+  const std::optional<double> shown_budget = by_cost ? std::optional(budget) : std::nullopt;
+  if (sequential) {
+    const auto v = ltt::curation::validate_sequential(pool.score, pool.unsafe, options, walk);
+    if (args->flag("json"))
+      write_sequential_json(call.out, v, path, shown_budget, options.quantiles, args->text("stop"));
+    else
+      write_sequential_text(call.out, v, path, shown_budget, args->text("stop"));
+    return 0;
+  }
   const ltt::curation::GuaranteeValidation v = run_with_progress(call, pool, options);
 
-  const std::optional<double> shown_budget = by_cost ? std::optional(budget) : std::nullopt;
   if (args->flag("json")) {
     write_validation_json(call.out, v, path, shown_budget, options.quantiles);
   } else {
