@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <curation/trajectory_pool.hpp>
+#include <curation/sequential_validation.hpp>
 #include <curation/validation.hpp>
 #include <ltt/fixed_sequence.hpp>
 

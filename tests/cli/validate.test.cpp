@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <curation/sequential_validation.hpp>
 #include <curation/validation.hpp>
 
 #include "run_program.hpp"

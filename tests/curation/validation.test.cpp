@@ -7,6 +7,7 @@
 
 #include <curation/calibrated_selection.hpp>
 #include <curation/calibration.hpp>
+#include <curation/sequential_validation.hpp>
 #include <curation/validation.hpp>
 #include <ltt/bounds.hpp>
 #include <ltt/certificate_triple.hpp>
