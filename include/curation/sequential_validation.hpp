@@ -139,21 +139,9 @@ inline SequentialValidation validate_sequential(std::span<const double> scores,
     if (options.progress) options.progress->draws_done.fetch_add(1, std::memory_order_relaxed);
   });
 
-  std::int64_t certified = 0, violated = 0;
+  dv::count_outcomes(v, options.confidence);
   v.stopped_by.assign(std::size(stopping_reasons), 0);
-  for (const SequentialValidationDraw& o : v.outcomes) {
-    if (o.returned) {
-      ++certified;
-      ++v.steps[static_cast<std::size_t>(*o.returned)].returned;
-    } else {
-      ++v.returned_none;
-    }
-    violated += o.violated;
-    ++v.stopped_by[static_cast<std::size_t>(o.reason)];
-  }
-  v.certification = dv::proportion(certified, options.draws, options.confidence);
-  v.false_certification = dv::proportion(violated, options.draws, options.confidence);
-  v.conditional_violation = dv::proportion(violated, certified, options.confidence);
+  for (const SequentialValidationDraw& o : v.outcomes) ++v.stopped_by[static_cast<std::size_t>(o.reason)];
   v.labels_used = dv::labels_used(v.outcomes);
   return v;
 }

@@ -391,6 +391,26 @@ inline TripleCoverage triple_coverage(const GuaranteeValidation& v,
   return c;
 }
 
+// The reductions, in draw order: the returned-step histogram and the three proportions of v
+// from its outcomes (each with .returned and .violated); returns (certified, violated).
+template <class Validation>
+std::pair<std::int64_t, std::int64_t> count_outcomes(Validation& v, double confidence) {
+  std::int64_t certified = 0, violated = 0;
+  for (const auto& o : v.outcomes) {
+    if (o.returned) {
+      ++certified;
+      ++v.steps[static_cast<std::size_t>(*o.returned)].returned;
+    } else {
+      ++v.returned_none;
+    }
+    violated += o.violated;
+  }
+  v.certification = proportion(certified, v.draws, confidence);
+  v.false_certification = proportion(violated, v.draws, confidence);
+  v.conditional_violation = proportion(violated, certified, confidence);
+  return {certified, violated};
+}
+
 }  // namespace detail::validation
 
 // Validation on a pool of finite scores with known unsafe bits (0 or 1), one per trajectory.
@@ -451,20 +471,7 @@ inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
   std::vector<ltt::CertificateTriple> triples;
   if (walk && options.certificate_triple) triples = dv::draw_triples(v, options, *model, threads);
 
-  // Reductions, in draw order.
-  std::int64_t certified = 0, violated = 0;
-  for (const ValidationDraw& o : v.outcomes) {
-    if (o.returned) {
-      ++certified;
-      ++v.steps[static_cast<std::size_t>(*o.returned)].returned;
-    } else {
-      ++v.returned_none;
-    }
-    violated += o.violated;
-  }
-  v.certification = dv::proportion(certified, draws, options.confidence);
-  v.false_certification = dv::proportion(violated, draws, options.confidence);
-  v.conditional_violation = dv::proportion(violated, certified, options.confidence);
+  const auto [certified, violated] = dv::count_outcomes(v, options.confidence);
   if (!triples.empty()) v.triple = dv::triple_coverage(v, triples, certified, violated);
   return v;
 }

@@ -158,6 +158,42 @@ std::string show_row(const ltt::curation::ProportionEstimate& p) {
              " | [", brief(p.lower), ", ", brief(p.upper), "]");
 }
 
+// The keys every validation object opens with, through the three proportions (`stop` only
+// for the sequential procedure).
+template <class Validation>
+void write_opening_json(JsonWriter& json, const Validation& v, const std::string& path,
+                        std::optional<double> budget, std::int64_t n, std::string_view procedure,
+                        std::optional<std::string_view> stop, std::span<const double> grid) {
+  json.begin_object()
+      .field("pool", path)
+      .field("N", v.pool_size)
+      .field("pool_unsafe", v.pool_unsafe)
+      .field("budget", budget)
+      .field("n", n)
+      .field("draws", v.draws)
+      .field("seed", static_cast<std::int64_t>(v.seed))
+      .field("alpha", v.alpha)
+      .field("delta", v.delta)
+      .field("procedure", procedure);
+  if (stop) json.field("stop", *stop);
+  json.field("confidence", v.confidence);
+  json.key("grid").begin_array();
+  for (const double q : grid) json.value(q);
+  json.end_array();
+  write_proportion(json, "certification", v.certification);
+  write_proportion(json, "false_certification", v.false_certification);
+  write_proportion(json, "conditional_violation", v.conditional_violation);
+}
+
+// The first selection and the purity margin, a line of both summaries.
+template <class Validation>
+void write_first_selection(std::ostream& out, const Validation& v) {
+  const auto& s1 = v.steps.front();
+  out << "  first selection N1 = " << s1.N << " with U1 = " << s1.U
+      << " unsafe (U* = " << s1.null_boundary << "); purity margin alpha - min_j u_j = "
+      << brief(v.purity_margin) << "\n\n";
+}
+
 // The grid with the pool's true composition and the returned-step histogram.
 void write_steps_json(JsonWriter& json, std::span<const ltt::curation::ValidationStep> steps,
                       std::int64_t returned_none, std::span<const double> merged_quantiles) {
@@ -205,24 +241,7 @@ void write_validation_json(std::ostream& os, const ltt::curation::GuaranteeValid
                            std::span<const double> grid) {
   const bool above_delta = v.false_certification.lower > v.delta;
   JsonWriter json(os);
-  json.begin_object()
-      .field("pool", path)
-      .field("N", v.pool_size)
-      .field("pool_unsafe", v.pool_unsafe)
-      .field("budget", budget)
-      .field("n", v.calibration_size)
-      .field("draws", v.draws)
-      .field("seed", static_cast<std::int64_t>(v.seed))
-      .field("alpha", v.alpha)
-      .field("delta", v.delta)
-      .field("procedure", flag_name(v.procedure))
-      .field("confidence", v.confidence);
-  json.key("grid").begin_array();
-  for (const double q : grid) json.value(q);
-  json.end_array();
-  write_proportion(json, "certification", v.certification);
-  write_proportion(json, "false_certification", v.false_certification);
-  write_proportion(json, "conditional_violation", v.conditional_violation);
+  write_opening_json(json, v, path, budget, v.calibration_size, flag_name(v.procedure), {}, grid);
   json.field("false_certification_above_delta", above_delta)
       .field("closed_form_rate", v.closed_form_rate)
       .field("purity_margin", v.purity_margin);
@@ -253,17 +272,14 @@ void write_validation_text(std::ostream& out, const ltt::curation::GuaranteeVali
                            const std::string& path, std::optional<double> budget) {
   const bool walk = v.procedure == ltt::Procedure::fixed_sequence;
   const bool above_delta = v.false_certification.lower > v.delta;
-  const auto& s1 = v.steps.front();
   out << "guarantee validation: " << v.draws << " calibration draws of n = " << v.calibration_size
       << " from " << path << "\n"
       << "  pool N = " << v.pool_size << " (" << v.pool_unsafe << " unsafe";
   if (budget) out << ": cost > " << shortest(*budget);
   out << "), procedure " << flag_name(v.procedure) << ", alpha = " << shortest(v.alpha)
-      << ", delta = " << shortest(v.delta) << ", seed " << v.seed << "\n"
-      << "  first selection N1 = " << s1.N << " with U1 = " << s1.U
-      << " unsafe (U* = " << s1.null_boundary << "); purity margin alpha - min_j u_j = "
-      << brief(v.purity_margin) << "\n\n"
-      << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
+      << ", delta = " << shortest(v.delta) << ", seed " << v.seed << "\n";
+  write_first_selection(out, v);
+  out << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
       << "|---|---|---|---|\n"
       << "| certification rate | " << show_row(v.certification) << " |\n"
       << "| closed form (Proposition \"certification rate\") | "
@@ -317,25 +333,7 @@ void write_sequential_json(std::ostream& os, const ltt::curation::SequentialVali
                            const std::string& path, std::optional<double> budget,
                            std::span<const double> grid, std::string_view stop) {
   JsonWriter json(os);
-  json.begin_object()
-      .field("pool", path)
-      .field("N", v.pool_size)
-      .field("pool_unsafe", v.pool_unsafe)
-      .field("budget", budget)
-      .field("n", v.label_cap)
-      .field("draws", v.draws)
-      .field("seed", static_cast<std::int64_t>(v.seed))
-      .field("alpha", v.alpha)
-      .field("delta", v.delta)
-      .field("procedure", "sequential")
-      .field("stop", stop)
-      .field("confidence", v.confidence);
-  json.key("grid").begin_array();
-  for (const double q : grid) json.value(q);
-  json.end_array();
-  write_proportion(json, "certification", v.certification);
-  write_proportion(json, "false_certification", v.false_certification);
-  write_proportion(json, "conditional_violation", v.conditional_violation);
+  write_opening_json(json, v, path, budget, v.label_cap, "sequential", stop, grid);
   json.field("false_certification_above_delta", v.false_certification.lower > v.delta)
       .field("closed_form_rate", std::optional<double>{})
       .field("purity_margin", v.purity_margin);
@@ -359,18 +357,15 @@ void write_sequential_json(std::ostream& os, const ltt::curation::SequentialVali
 void write_sequential_text(std::ostream& out, const ltt::curation::SequentialValidation& v,
                            const std::string& path, std::optional<double> budget,
                            std::string_view stop) {
-  const auto& s1 = v.steps.front();
   out << "guarantee validation of the sequential walk: " << v.draws
       << " random label orders, cap n = " << v.label_cap << ", --stop " << stop << ", from "
       << path << "\n"
       << "  pool N = " << v.pool_size << " (" << v.pool_unsafe << " unsafe";
   if (budget) out << ": cost > " << shortest(*budget);
   out << "), alpha = " << shortest(v.alpha) << ", delta = " << shortest(v.delta) << ", seed "
-      << v.seed << "\n"
-      << "  first selection N1 = " << s1.N << " with U1 = " << s1.U
-      << " unsafe (U* = " << s1.null_boundary << "); purity margin alpha - min_j u_j = "
-      << brief(v.purity_margin) << "\n\n"
-      << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
+      << v.seed << "\n";
+  write_first_selection(out, v);
+  out << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
       << "|---|---|---|---|\n"
       << "| certification rate | " << show_row(v.certification) << " |\n"
       << "| false certification Pr[certified and violated] | " << show_row(v.false_certification)

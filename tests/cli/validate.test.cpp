@@ -63,6 +63,14 @@ void check_bad_input(const std::string& args, const std::string& named) {
   CHECK_MESSAGE(r.err.find(named) != std::string::npos, r.err);
 }
 
+// The raw text of `key`'s value in a flat JSON object's text.
+std::string field(const std::string& object, const std::string& key) {
+  const auto at = object.find("\"" + key + "\": ");
+  REQUIRE(at != std::string::npos);
+  const auto start = at + key.size() + 4;
+  return object.substr(start, object.find_first_of(",}", start) - start);
+}
+
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = (scratch_dir() / name).string();
   std::ofstream(path, std::ios::binary) << text;
@@ -91,12 +99,6 @@ TEST_CASE("ltt validate --json: one JSON object with the library's numbers") {
   CHECK(json.at("seed") == "11");
   CHECK(json.at("procedure") == "\"fixed-sequence\"");
   CHECK(json.at("budget") == "null");
-  const auto field = [](const std::string& object, const std::string& key) {
-    const auto at = object.find("\"" + key + "\": ");
-    REQUIRE(at != std::string::npos);
-    const auto start = at + key.size() + 4;
-    return object.substr(start, object.find_first_of(",}", start) - start);
-  };
   CHECK(field(json.at("certification"), "count") == std::to_string(v.certification.count));
   CHECK(number(field(json.at("certification"), "rate")) == *v.certification.rate);
   CHECK(number(field(json.at("certification"), "lower")) == v.certification.lower);
@@ -244,12 +246,6 @@ TEST_CASE("ltt validate --procedure sequential: today's keys plus labels_used, t
     ltt::curation::SequentialSelectionOptions walk;
     ltt::curation::apply_stop_rule(stop, walk);
     const auto v = ltt::curation::validate_sequential(pool.scores, pool.unsafe, o, walk);
-    const auto field = [](const std::string& object, const std::string& key) {
-      const auto at = object.find("\"" + key + "\": ");
-      REQUIRE(at != std::string::npos);
-      const auto start = at + key.size() + 4;
-      return object.substr(start, object.find_first_of(",}", start) - start);
-    };
     CHECK(json.at("procedure") == "\"sequential\"");
     CHECK(json.at("stop") == "\"" + stop + "\"");
     CHECK(json.at("n") == "150");
