@@ -30,13 +30,16 @@
 // stopping rules, applied after each label:
 //  - label_cap: label_cap labels used;
 //  - target_certified: step target_step (or a deeper one) is certified;
-//  - early_refusal: nothing is certified and even if every label left under the cap landed in
-//    S_1 and were safe, H_1 would not be rejected: the run can only end in refusal.
+//  - early_refusal: nothing is certified and even if the labels left under the cap that land
+//    in S_1 (as many as land there except with probability refusal_rate) were all safe, H_1
+//    would not be rejected: H_1 is still rejected with probability at most refusal_rate;
+//  - stalled: every step is certified, or the depth has not grown for stall_labels labels
+//    and the closed-form forecast of the next step at the cap is below stall_rate.
+// apply_stop_rule sets them from a `--stop` name (cap, target:J, stall:L, early-refusal, auto).
 // Each is a stopping time of the label sequence, and the bound above holds at every stopping
-// time, so none of them costs validity; they only decide how many labels are bought. (The
-// early-refusal rule checks the all-safe continuation, which is the best continuation in all
-// but edge cases of the prior; a rare run it refuses might have certified later. That loses
-// power, never validity.)
+// time, so none of them costs validity; they only decide how many labels are bought. (A run
+// that early refusal or a stall ends might have certified more later: that loses power, never
+// validity.)
 //
 // A refusal here has no uncertified fallback: the fixed-n fallback's Clopper-Pearson bound
 // assumes a fixed sample size, which an optionally stopped sample does not have.
