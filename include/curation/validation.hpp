@@ -244,12 +244,10 @@ inline ProportionEstimate proportion(std::int64_t count, std::int64_t trials, do
 
 }  // namespace detail::validation
 
-// Validation on a pool of finite scores with known unsafe bits (0 or 1), one per trajectory.
-inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
-                                              std::span<const std::uint8_t> unsafe,
-                                              const ValidationOptions& options = {}) {
-  namespace dv = detail::validation;
-  constexpr std::string_view fn = "ltt::curation::validate_guarantee";
+namespace detail::validation {
+
+inline void check_pool(std::string_view fn, std::span<const double> scores,
+                       std::span<const std::uint8_t> unsafe) {
   detail::require_nonempty(fn, "scores", scores.size());
   detail::require_finite(fn, "scores", scores);
   detail::require_same_size(fn, "unsafe", unsafe.size(), "scores", scores.size());
@@ -257,7 +255,9 @@ inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
     if (unsafe[i] > 1)
       detail::invalid(fn, detail::at("unsafe", i), detail::show(std::int64_t{unsafe[i]}),
                       "must be 0 or 1");
-  const std::int64_t N = detail::ssize(scores.size());
+}
+
+inline void check_options(std::string_view fn, std::int64_t N, const ValidationOptions& options) {
   ltt::detail::require_open_unit(fn, "options.alpha", options.alpha);
   ltt::detail::require_open_unit(fn, "options.delta", options.delta);
   ltt::detail::require_open_unit(fn, "options.confidence", options.confidence);
@@ -273,35 +273,34 @@ inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
     detail::invalid(fn, "options.procedure",
                     detail::show(static_cast<std::int64_t>(options.procedure)),
                     "is not a known ltt::Procedure");
+}
 
-  const double alpha = options.alpha, delta = options.delta;
-  const std::int64_t n = options.calibration_size, draws = options.draws;
-  const ThresholdGrid grid = threshold_grid(scores, options.quantiles);
-  const std::int64_t J = grid.size();
-  const std::int64_t threads = std::min<std::int64_t>(
-      draws, options.threads > 0
-                 ? options.threads
-                 : std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
+// The threads to use: options.threads, or one per hardware thread; never more than draws.
+inline std::int64_t thread_count(const ValidationOptions& options) {
+  return std::min<std::int64_t>(
+      options.draws, options.threads > 0
+                         ? options.threads
+                         : std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
+}
 
-  GuaranteeValidation v;
-  v.pool_size = N;
-  v.calibration_size = n;
-  v.draws = draws;
-  v.seed = options.seed;
-  v.alpha = alpha;
-  v.delta = delta;
-  v.confidence = options.confidence;
-  v.procedure = options.procedure;
-  v.merged_quantiles = grid.merged_quantiles;
+// The pool's true composition on the grid.
+struct TrueComposition {
+  std::vector<ValidationStep> steps;
+  std::int64_t pool_unsafe = 0;
+  double purity_margin = 0.0;
+};
 
-  // True composition of every grid selection: each trajectory lands in the shallowest S_j
-  // that holds it (lambdas decrease), and U_j is a prefix sum over steps.
-  std::vector<std::int64_t> unsafe_at_step(static_cast<std::size_t>(J) + 1, 0);
+// Each trajectory lands in the shallowest S_j that holds it (lambdas decrease), and U_j is a
+// prefix sum over steps.
+inline TrueComposition true_composition(const ThresholdGrid& grid, std::span<const double> scores,
+                                        std::span<const std::uint8_t> unsafe, double alpha) {
+  TrueComposition t;
+  std::vector<std::int64_t> unsafe_at_step(grid.lambda.size() + 1, 0);
   for (std::size_t i = 0; i < scores.size(); ++i) {
     const auto first = std::partition_point(grid.lambda.begin(), grid.lambda.end(),
                                             [&](double lambda) { return scores[i] < lambda; });
     unsafe_at_step[static_cast<std::size_t>(first - grid.lambda.begin())] += unsafe[i];
-    v.pool_unsafe += unsafe[i];
+    t.pool_unsafe += unsafe[i];
   }
   std::vector<double> fractions;
   std::int64_t U = 0;
@@ -314,10 +313,129 @@ inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
     s.null_boundary = ltt::null_boundary(s.N, alpha);
     s.unsafe_fraction = static_cast<double>(s.U) / static_cast<double>(s.N);
     s.true_null = s.U >= s.null_boundary;
-    v.steps.push_back(s);
+    t.steps.push_back(s);
     fractions.push_back(s.unsafe_fraction);
   }
-  v.purity_margin = ltt::purity_margin(alpha, fractions);
+  t.purity_margin = ltt::purity_margin(alpha, fractions);
+  return t;
+}
+
+// The triple of every distinct (m_1, k_1) among the draws, set on each draw.
+inline std::vector<ltt::CertificateTriple> draw_triples(GuaranteeValidation& v,
+                                                        const ValidationOptions& options,
+                                                        const ltt::CertificationRateModel& model,
+                                                        std::int64_t threads) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  for (const ValidationDraw& o : v.outcomes) pairs.emplace_back(o.m1, o.k1);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  if (options.progress)
+    options.progress->triples_total.store(detail::ssize(pairs.size()), std::memory_order_relaxed);
+  const RateTable table(model);
+  const std::int64_t N = v.pool_size, N1 = v.steps.front().N, n = v.calibration_size;
+  std::vector<ltt::CertificateTriple> triples(pairs.size());
+  parallel_for(detail::ssize(pairs.size()), threads, [&](std::int64_t i) {
+    const auto [m1, k1] = pairs[static_cast<std::size_t>(i)];
+    triples[static_cast<std::size_t>(i)] = ltt::certificate_triple(
+        N, N1, m1, k1, n, v.alpha, v.delta, table, options.triple_options);
+    if (options.progress) options.progress->triples_done.fetch_add(1, std::memory_order_relaxed);
+  });
+  for (ValidationDraw& o : v.outcomes) {
+    const auto it = std::lower_bound(pairs.begin(), pairs.end(), std::pair{o.m1, o.k1});
+    const ltt::CertificateTriple& t = triples[static_cast<std::size_t>(it - pairs.begin())];
+    o.triple = t;
+  }
+  return triples;
+}
+
+// The coverage of the triples (v.outcomes carry theirs), `certified` and `violated` counted.
+inline TripleCoverage triple_coverage(const GuaranteeValidation& v,
+                                      std::span<const ltt::CertificateTriple> triples,
+                                      std::int64_t certified, std::int64_t violated) {
+  TripleCoverage c;
+  c.distinct_counts = detail::ssize(triples.size());
+  for (const ltt::CertificateTriple& t : triples)
+    c.max_error_bound = std::max(c.max_error_bound, t.error_bound);
+  long double r_hat = 0.0L, r_lo = 0.0L, r_hat_certified = 0.0L, bound_certified = 0.0L;
+  for (const ValidationDraw& o : v.outcomes) {
+    r_hat += o.triple->r_hat;
+    r_lo += o.triple->r_lo;
+    if (o.returned) {
+      r_hat_certified += o.triple->r_hat;
+      bound_certified += o.triple->conditional_bound;
+    }
+  }
+  c.mean_r_hat = static_cast<double>(r_hat / static_cast<long double>(v.draws));
+  c.mean_r_lo = static_cast<double>(r_lo / static_cast<long double>(v.draws));
+  if (certified > 0) {
+    const auto k = static_cast<long double>(certified);
+    c.mean_r_hat_certified = static_cast<double>(r_hat_certified / k);
+    c.mean_bound_certified = static_cast<double>(bound_certified / k);
+    // bound >= v = violated / certified, tested as bound * certified >= violated in long
+    // double, which is exact for fewer than 2^11 certified draws (no rounded division).
+    const auto covers = [&](double bound) {
+      return static_cast<long double>(bound) * k >= static_cast<long double>(violated);
+    };
+    c.mean_bound_covers = covers(*c.mean_bound_certified);
+    for (const ValidationDraw& o : v.outcomes)
+      if (o.returned && covers(o.triple->conditional_bound)) ++c.covered;
+    c.covered_fraction = static_cast<double>(c.covered) / static_cast<double>(certified);
+  }
+  return c;
+}
+
+// The reductions, in draw order: the returned-step histogram and the three proportions of v
+// from its outcomes (each with .returned and .violated); returns (certified, violated).
+template <class Validation>
+std::pair<std::int64_t, std::int64_t> count_outcomes(Validation& v, double confidence) {
+  std::int64_t certified = 0, violated = 0;
+  for (const auto& o : v.outcomes) {
+    if (o.returned) {
+      ++certified;
+      ++v.steps[static_cast<std::size_t>(*o.returned)].returned;
+    } else {
+      ++v.returned_none;
+    }
+    violated += o.violated;
+  }
+  v.certification = proportion(certified, v.draws, confidence);
+  v.false_certification = proportion(violated, v.draws, confidence);
+  v.conditional_violation = proportion(violated, certified, confidence);
+  return {certified, violated};
+}
+
+}  // namespace detail::validation
+
+// Validation on a pool of finite scores with known unsafe bits (0 or 1), one per trajectory.
+inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
+                                              std::span<const std::uint8_t> unsafe,
+                                              const ValidationOptions& options = {}) {
+  namespace dv = detail::validation;
+  constexpr std::string_view fn = "ltt::curation::validate_guarantee";
+  dv::check_pool(fn, scores, unsafe);
+  const std::int64_t N = detail::ssize(scores.size());
+  dv::check_options(fn, N, options);
+
+  const double alpha = options.alpha, delta = options.delta;
+  const std::int64_t n = options.calibration_size, draws = options.draws;
+  const ThresholdGrid grid = threshold_grid(scores, options.quantiles);
+  const std::int64_t J = grid.size();
+  const std::int64_t threads = dv::thread_count(options);
+
+  GuaranteeValidation v;
+  v.pool_size = N;
+  v.calibration_size = n;
+  v.draws = draws;
+  v.seed = options.seed;
+  v.alpha = alpha;
+  v.delta = delta;
+  v.confidence = options.confidence;
+  v.procedure = options.procedure;
+  v.merged_quantiles = grid.merged_quantiles;
+  dv::TrueComposition truth = dv::true_composition(grid, scores, unsafe, alpha);
+  v.steps = std::move(truth.steps);
+  v.pool_unsafe = truth.pool_unsafe;
+  v.purity_margin = truth.purity_margin;
 
   // Draws.
   v.outcomes.resize(static_cast<std::size_t>(draws));
@@ -338,83 +456,16 @@ inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
 
   // The closed form and the triples: the strict walk's, so fixed sequence only.
   const bool walk = options.procedure == ltt::Procedure::fixed_sequence;
-  const std::int64_t N1 = v.steps.front().N, U1 = v.steps.front().U;
   std::optional<ltt::CertificationRateModel> model;
   if (walk) {
-    model.emplace(N, N1, n, alpha, delta);
-    v.closed_form_rate = model->rate(U1);
+    model.emplace(N, v.steps.front().N, n, alpha, delta);
+    v.closed_form_rate = model->rate(v.steps.front().U);
   }
-  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
   std::vector<ltt::CertificateTriple> triples;
-  if (walk && options.certificate_triple) {
-    for (const ValidationDraw& o : v.outcomes) pairs.emplace_back(o.m1, o.k1);
-    std::sort(pairs.begin(), pairs.end());
-    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    if (options.progress)
-      options.progress->triples_total.store(detail::ssize(pairs.size()), std::memory_order_relaxed);
-    const dv::RateTable table(*model);
-    triples.resize(pairs.size());
-    dv::parallel_for(detail::ssize(pairs.size()), threads, [&](std::int64_t i) {
-      const auto [m1, k1] = pairs[static_cast<std::size_t>(i)];
-      triples[static_cast<std::size_t>(i)] =
-          ltt::certificate_triple(N, N1, m1, k1, n, alpha, delta, table, options.triple_options);
-      if (options.progress)
-        options.progress->triples_done.fetch_add(1, std::memory_order_relaxed);
-    });
-    for (ValidationDraw& o : v.outcomes) {
-      const auto it = std::lower_bound(pairs.begin(), pairs.end(), std::pair{o.m1, o.k1});
-      const ltt::CertificateTriple& t = triples[static_cast<std::size_t>(it - pairs.begin())];
-      o.triple = t;
-    }
-  }
+  if (walk && options.certificate_triple) triples = dv::draw_triples(v, options, *model, threads);
 
-  // Reductions, in draw order.
-  std::int64_t certified = 0, violated = 0;
-  for (const ValidationDraw& o : v.outcomes) {
-    if (o.returned) {
-      ++certified;
-      ++v.steps[static_cast<std::size_t>(*o.returned)].returned;
-    } else {
-      ++v.returned_none;
-    }
-    violated += o.violated;
-  }
-  v.certification = dv::proportion(certified, draws, options.confidence);
-  v.false_certification = dv::proportion(violated, draws, options.confidence);
-  v.conditional_violation = dv::proportion(violated, certified, options.confidence);
-
-  if (!triples.empty()) {
-    TripleCoverage c;
-    c.distinct_counts = detail::ssize(triples.size());
-    for (const ltt::CertificateTriple& t : triples)
-      c.max_error_bound = std::max(c.max_error_bound, t.error_bound);
-    long double r_hat = 0.0L, r_lo = 0.0L, r_hat_certified = 0.0L, bound_certified = 0.0L;
-    for (const ValidationDraw& o : v.outcomes) {
-      r_hat += o.triple->r_hat;
-      r_lo += o.triple->r_lo;
-      if (o.returned) {
-        r_hat_certified += o.triple->r_hat;
-        bound_certified += o.triple->conditional_bound;
-      }
-    }
-    c.mean_r_hat = static_cast<double>(r_hat / static_cast<long double>(draws));
-    c.mean_r_lo = static_cast<double>(r_lo / static_cast<long double>(draws));
-    if (certified > 0) {
-      const auto k = static_cast<long double>(certified);
-      c.mean_r_hat_certified = static_cast<double>(r_hat_certified / k);
-      c.mean_bound_certified = static_cast<double>(bound_certified / k);
-      // bound >= v = violated / certified, tested as bound * certified >= violated in long
-      // double, which is exact for fewer than 2^11 certified draws (no rounded division).
-      const auto covers = [&](double bound) {
-        return static_cast<long double>(bound) * k >= static_cast<long double>(violated);
-      };
-      c.mean_bound_covers = covers(*c.mean_bound_certified);
-      for (const ValidationDraw& o : v.outcomes)
-        if (o.returned && covers(o.triple->conditional_bound)) ++c.covered;
-      c.covered_fraction = static_cast<double>(c.covered) / static_cast<double>(certified);
-    }
-    v.triple = c;
-  }
+  const auto [certified, violated] = dv::count_outcomes(v, options.confidence);
+  if (!triples.empty()) v.triple = dv::triple_coverage(v, triples, certified, violated);
   return v;
 }
 

@@ -4,31 +4,36 @@
 // without replacement from the selection's unlabeled trajectories.
 //
 // Construction: the prior-posterior-ratio (PPR) martingale of Waudby-Smith and Ramdas,
-// "Confidence sequences for sampling without replacement" (NeurIPS 2020). With a beta-binomial
-// prior on U (uniform on {0..N_sel} for a = b = 1) and t labels of which k unsafe,
-//     PPR_t(u) = prior(u) / posterior_t(u) = m_t / L_t(u),
+// "Confidence sequences for sampling without replacement" (NeurIPS 2020). With a prior pi on U
+// and t labels of which k unsafe,
+//     PPR_t(u) = pi(u) / posterior_t(u) = m_t / L_t(u),
 //     L_t(u) = [u]_k [N_sel - u]_{t-k} / [N_sel]_t   (probability of the label sequence if U = u)
-//     m_t    = B(k + a, t - k + b) / B(a, b)           (its prior mixture: a Polya urn)
+//     m_t    = sum_v pi(v) L_t(v)                     (its prior mixture)
 // and under U = u, PPR_t(u) is a nonnegative martingale with PPR_0(u) = 1, so Ville's
 // inequality gives Pr[exists t: PPR_t(u) >= 1/delta] <= delta. Hence
 //     p_t = 1 / max(1, max_{s <= t} min_{u >= U*} PPR_s(u))
 // satisfies Pr[exists t: p_t <= delta] <= delta under every U >= U*: it is valid at any
-// stopping time, however chosen, and nonincreasing in t.
+// stopping time, however chosen, and nonincreasing in t. The prior is a finite mixture of
+// beta-binomials, sum_i w_i BetaBin(N_sel, a_i, b_i), whose m_t is the same mixture of Polya-urn
+// probabilities B(k + a_i, t - k + b_i) / B(a_i, b_i); a mixture of priors is a prior, so
+// nothing in the argument changes (BetaMixturePrior; sequential_default_prior is the
+// mixture the sequential walk uses).
 //
 // The minimum over u >= U* costs O(1), not O(N_sel): u -> L_t(u) is log-concave (a product of
 // falling factorials), so if L_t(U* + 1) <= L_t(U*) (decided in exact integer arithmetic) the
 // constrained maximum of L_t, hence the minimum of PPR_t, is at U*; otherwise it is at the
 // global maximiser of L_t, where PPR_t <= 1 since m_t is an average of L_t(v) <= max L_t; such
-// a step cannot raise the running maximum, which starts at 1. So only log PPR_t(U*) is
-// carried, updated per label by the one-step predictive ratio
-//     unsafe:  log[(k + a)/(t + a + b)] - log[(U* - k)/(N_sel - t)]
-//     safe:    log[(t - k + b)/(t + a + b)] - log[(N_sel - U* - t + k)/(N_sel - t)].
+// a step cannot raise the running maximum, which starts at 1. So only log L_t(U*) and each
+// component's log Polya-urn probability are carried, updated per label by the one-step
+// predictive ratios
+//     unsafe:  log[(k + a_i)/(t + a_i + b_i)],    log[(U* - k)/(N_sel - t)]
+//     safe:    log[(t - k + b_i)/(t + a_i + b_i)], log[(N_sel - U* - t + k)/(N_sel - t)].
 // Two absorbing cases are exact: k > U* (L_t(U*) = 0 forever: p frozen) and
 // t - k > N_sel - U* (no u >= U* fits the safe labels: H0 is impossible, p = 0).
 //
 // Rounding: each step's ratio is formed and logged in long double (a few units of 2^-64); a
-// running bound on the accumulated error, |term| 2^-62 + 2^-60 per step, is subtracted before
-// exponentiating, and the result is rounded up like composition_pvalue, so p_t is never below
+// running bound on the accumulated error, |term| 2^-62 + 2^-60 per step and term, plus 2^-58
+// for the mixture's log-sum-exp, is subtracted before exponentiating, and the result is rounded up like composition_pvalue, so p_t is never below
 // the value exact arithmetic gives. tests/ltt/sequential_pvalue.test.cpp checks it against the
 // definition (posterior normalised over every u, minimum over u >= U*) on small selections.
 
@@ -39,6 +44,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <ltt/bounds.hpp>
 #include <ltt/detail/check.hpp>
@@ -53,26 +60,71 @@ struct BetaBinomialPrior {
   double b = 1.0;
 };
 
+// A finite mixture sum_i weights[i] BetaBin(N_sel, components[i]); weights positive, summing
+// to 1 (normalised on construction). A single beta-binomial converts to a one-term mixture.
+struct BetaMixturePrior {
+  std::vector<BetaBinomialPrior> components{BetaBinomialPrior{}};
+  std::vector<double> weights{1.0};
+
+  BetaMixturePrior() = default;
+  BetaMixturePrior(BetaBinomialPrior single) : components{single} {}  // NOLINT: implicit on purpose
+  BetaMixturePrior(std::vector<BetaBinomialPrior> c, std::vector<double> w)
+      : components(std::move(c)), weights(std::move(w)) {
+    constexpr std::string_view fn = "ltt::BetaMixturePrior";
+    if (components.empty()) detail::invalid(fn, "components", "{}", "must not be empty");
+    if (weights.size() != components.size())
+      detail::invalid(fn, "weights.size()", detail::show(static_cast<std::int64_t>(weights.size())),
+                      "must equal components.size() = " +
+                          detail::show(static_cast<std::int64_t>(components.size())));
+    double total = 0.0;
+    for (const double w_i : weights) {
+      detail::bounds::require_positive_finite(fn, "weights", w_i);
+      total += w_i;
+    }
+    for (double& w_i : weights) w_i /= total;
+  }
+};
+
+// The sequential walk's default prior at risk target alpha: an equal mixture of Beta(1, b) on
+// the unsafe fraction with means 0.4 alpha and 0.08 alpha (Beta(1, 9) and Beta(1, 49) at
+// alpha = 0.25). Mass well below alpha is where a certifiable selection lives; two scales keep
+// the power when the unsafe fraction is near zero and when it is a fair part of alpha. Chosen
+// by Monte Carlo on the graded pools of docs/sequential.md, before any label: validity does not
+// depend on it.
+inline BetaMixturePrior sequential_default_prior(double alpha) {
+  detail::require_open_unit("ltt::sequential_default_prior", "alpha", alpha);
+  const auto beta_with_mean = [](double mean) { return BetaBinomialPrior{1.0, 1.0 / mean - 1.0}; };
+  return {{beta_with_mean(0.4 * alpha), beta_with_mean(0.08 * alpha)}, {0.5, 0.5}};
+}
+
 class SequentialCompositionPvalue {
  public:
   // H0: U >= null_boundary in a selection of N_sel; 1 <= null_boundary <= N_sel.
   SequentialCompositionPvalue(std::int64_t N_sel, std::int64_t null_boundary,
-                              BetaBinomialPrior prior = {})
-      : N_(N_sel), U_(null_boundary), a_(prior.a), b_(prior.b) {
+                              BetaMixturePrior prior = {})
+      : N_(N_sel), U_(null_boundary), prior_(std::move(prior)) {
     constexpr std::string_view fn = "ltt::SequentialCompositionPvalue";
     detail::require_count(fn, "N_sel", N_sel);
     if (N_sel < 1) detail::invalid(fn, "N_sel", detail::show(N_sel), "must be at least 1");
     if (null_boundary < 1 || null_boundary > N_sel)
       detail::invalid(fn, "null_boundary", detail::show(null_boundary),
                       "must lie in [1, N_sel = " + detail::show(N_sel) + "]");
-    detail::bounds::require_positive_finite(fn, "prior.a", prior.a);
-    detail::bounds::require_positive_finite(fn, "prior.b", prior.b);
+    for (const BetaBinomialPrior& c : prior_.components) {
+      detail::bounds::require_positive_finite(fn, "prior.a", c.a);
+      detail::bounds::require_positive_finite(fn, "prior.b", c.b);
+    }
+    for (const double w : prior_.weights) log_m_.push_back(std::log(static_cast<long double>(w)));
+    error_m_.assign(log_m_.size(), 0.0L);
   }
+
+  SequentialCompositionPvalue(std::int64_t N_sel, std::int64_t null_boundary,
+                              BetaBinomialPrior prior)
+      : SequentialCompositionPvalue(N_sel, null_boundary, BetaMixturePrior(prior)) {}
 
   // The composition test's H0 at risk target alpha: U* = floor(alpha N_sel) + 1.
   static SequentialCompositionPvalue at_level(std::int64_t N_sel, double alpha,
-                                              BetaBinomialPrior prior = {}) {
-    return {N_sel, ltt::null_boundary(N_sel, alpha), prior};
+                                              BetaMixturePrior prior = {}) {
+    return {N_sel, ltt::null_boundary(N_sel, alpha), std::move(prior)};
   }
 
   // One more label from the selection (unsafe or not). At most N_sel labels.
@@ -81,31 +133,19 @@ class SequentialCompositionPvalue {
       detail::invalid("ltt::SequentialCompositionPvalue::update", "labels", detail::show(t_ + 1),
                       "must not exceed N_sel = " + detail::show(N_) +
                           " (labels are drawn without replacement)");
-    const long double t = static_cast<long double>(t_), k = static_cast<long double>(k_);
-    const long double left = static_cast<long double>(N_ - t_);
-    const long double mixture_den = t + a_ + b_;
-    if (unsafe) {
-      if (!frozen_ && !impossible_) {
-        if (k_ >= U_) {
-          frozen_ = true;  // k + 1 > U*: L(U*) = 0 from now on
-        } else {
-          add((k + a_) * left / (mixture_den * static_cast<long double>(U_ - k_)));
-        }
-      }
-      ++k_;
-    } else {
-      if (!frozen_ && !impossible_) {
-        const std::int64_t room = N_ - U_ - (t_ - k_);  // safe trajectories left if U = U*
-        if (room <= 0) {
-          impossible_ = true;
-        } else {
-          add((t - k + b_) * left / (mixture_den * static_cast<long double>(room)));
-        }
+    if (!frozen_ && !impossible_) {
+      if (unsafe && k_ >= U_) {
+        frozen_ = true;  // k + 1 > U*: L(U*) = 0 from now on
+      } else if (!unsafe && N_ - U_ - (t_ - k_) <= 0) {
+        impossible_ = true;  // no safe trajectory left if U = U*
+      } else {
+        advance(unsafe);
       }
     }
     ++t_;
+    k_ += unsafe;
     if (!frozen_ && !impossible_ && minimum_at_boundary())
-      log_max_ = std::max(log_max_, log_ppr_ - error_);
+      log_max_ = std::max(log_max_, log_ppr_at_boundary());
   }
 
   // p_t = 1 / max(1, max_{s <= t} min_{u >= U*} PPR_s(u)), never below its exact value.
@@ -127,13 +167,38 @@ class SequentialCompositionPvalue {
   std::int64_t null_boundary() const { return U_; }
   std::int64_t labels() const { return t_; }
   std::int64_t unsafe() const { return k_; }
-  BetaBinomialPrior prior() const { return {a_, b_}; }
+  const BetaMixturePrior& prior() const { return prior_; }
 
  private:
-  void add(long double ratio) {
+  static void add(long double& log_value, long double& error, long double ratio) {
     const long double term = std::log(ratio);
-    log_ppr_ += term;
-    error_ += std::fabs(term) * 0x1p-62L + 0x1p-60L;
+    log_value += term;
+    error += std::fabs(term) * 0x1p-62L + 0x1p-60L;
+  }
+
+  // The one-step predictive ratios of L_t(U*) and of each component's Polya urn.
+  void advance(bool unsafe) {
+    const long double t = static_cast<long double>(t_), k = static_cast<long double>(k_);
+    const long double left = static_cast<long double>(N_ - t_);
+    const long double boundary_count =
+        static_cast<long double>(unsafe ? U_ - k_ : N_ - U_ - (t_ - k_));
+    add(log_L_, error_L_, boundary_count / left);
+    for (std::size_t i = 0; i < log_m_.size(); ++i) {
+      const long double a = prior_.components[i].a, b = prior_.components[i].b;
+      add(log_m_[i], error_m_[i], (unsafe ? k + a : t - k + b) / (t + a + b));
+    }
+  }
+
+  // log PPR_t(U*) = log sum_i w_i m_{t,i} - log L_t(U*), less its rounding bound.
+  long double log_ppr_at_boundary() const {
+    long double top = -HUGE_VALL, error = 0.0L;
+    for (std::size_t i = 0; i < log_m_.size(); ++i) {
+      top = std::max(top, log_m_[i]);
+      error = std::max(error, error_m_[i]);
+    }
+    long double sum = 0.0L;
+    for (const long double l : log_m_) sum += std::exp(l - top);
+    return top + std::log(sum) - log_L_ - (error + error_L_ + 0x1p-58L);
   }
 
   // L(U* + 1) <= L(U*) for the current (t, k) with k <= U*, exactly:
@@ -146,10 +211,12 @@ class SequentialCompositionPvalue {
   }
 
   std::int64_t N_, U_;
-  double a_, b_;
+  BetaMixturePrior prior_;
   std::int64_t t_ = 0, k_ = 0;
-  long double log_ppr_ = 0.0L;  // log PPR_t(U*)
-  long double error_ = 0.0L;    // bound on its accumulated rounding error
+  long double log_L_ = 0.0L;           // log L_t(U*)
+  long double error_L_ = 0.0L;         // bound on its accumulated rounding error
+  std::vector<long double> log_m_;     // log(w_i) + log of component i's Polya-urn probability
+  std::vector<long double> error_m_;   // their rounding bounds
   long double log_max_ = 0.0L;  // running max of log min_u PPR_s(u) (at least 0: s = 0)
   bool frozen_ = false;         // k > U*: the minimum never returns to U*
   bool impossible_ = false;     // t - k > N - U*: every u >= U* is excluded
@@ -158,13 +225,13 @@ class SequentialCompositionPvalue {
 // The anytime p-value after the whole label sequence (0 safe, 1 unsafe) from the selection.
 inline double sequential_composition_pvalue(std::span<const std::uint8_t> labels,
                                             std::int64_t N_sel, double alpha,
-                                            BetaBinomialPrior prior = {}) {
+                                            BetaMixturePrior prior = {}) {
   constexpr std::string_view fn = "ltt::sequential_composition_pvalue";
   detail::require_open_unit(fn, "alpha", alpha);
   detail::require_count(fn, "N_sel", N_sel);
   detail::require_at_most(fn, "labels.size()", static_cast<std::int64_t>(labels.size()), "N_sel",
                           N_sel);
-  auto p = SequentialCompositionPvalue::at_level(N_sel, alpha, prior);
+  auto p = SequentialCompositionPvalue::at_level(N_sel, alpha, std::move(prior));
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i] > 1)
       detail::invalid(fn, "labels[" + std::to_string(i) + "]", detail::show(std::int64_t{labels[i]}),

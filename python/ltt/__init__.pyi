@@ -212,6 +212,31 @@ def validate_guarantee(
     threads: int = 0,
 ) -> Record: ...
 
+class SequentialCertifier:
+    """Label on demand: the sequential walk over a pool's scores (docs/sequential.md)."""
+
+    def __init__(
+        self,
+        scores: npt.ArrayLike,
+        *,
+        alpha: float = 0.25,
+        delta: float = 0.1,
+        label_cap: int = 200,
+        seed: int = 0,
+        stop: str = "auto",
+        grid: Sequence[float] | None = None,
+        cap_test_share: float = 0.2,
+    ) -> None: ...
+    def next_id(self) -> int | None: ...
+    def add_label(self, id: int, unsafe: bool) -> None: ...
+    def should_stop(self) -> bool: ...
+    @property
+    def certificate(self) -> Record: ...
+    @property
+    def labels_used(self) -> int: ...
+    @property
+    def order(self) -> _Int64Array: ...
+
 # --- DSRL datasets (reference_pipeline/data/) ----------------------------------------------
 
 def load_dsrl(path: _Path) -> dict[str, npt.NDArray[Any]]: ...

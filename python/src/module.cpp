@@ -18,6 +18,7 @@ void bind_statistics(py::module_& m);
 void bind_curation(py::module_& m);
 void bind_dsrl(py::module_& m);
 void bind_value(py::module_& m);
+void bind_sequential(py::module_& m);
 
 RecordTypes& record_types() {
   // Created at import, never destroyed: a static py::object would be released after the
@@ -86,4 +87,5 @@ PYBIND11_MODULE(_ltt, m) {
   ltt::python::bind_curation(m);
   ltt::python::bind_dsrl(m);
   ltt::python::bind_value(m);
+  ltt::python::bind_sequential(m);
 }

@@ -14,12 +14,15 @@
 #include <iterator>
 #include <optional>
 #include <ostream>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include <curation/trajectory_pool.hpp>
+#include <curation/sequential_validation.hpp>
 #include <curation/validation.hpp>
 #include <ltt/fixed_sequence.hpp>
 
@@ -46,7 +49,12 @@ constexpr Flag validate_flags[] = {
     {"seed", FlagKind::count, "seed; draw d uses SplitMix64 output d of it", "0"},
     {"grid", FlagKind::text, "score quantiles of the thresholds, shallow to deep",
      "0.85,0.8,0.75,0.7,0.65,0.6,0.55,0.5,0.45,0.4,0.35,0.3"},
-    {"procedure", FlagKind::text, "fixed-sequence, bonferroni or holm", "fixed-sequence"},
+    {"procedure", FlagKind::text,
+     "fixed-sequence, bonferroni, holm, or sequential (labels one at a time; --n is the cap)",
+     "fixed-sequence"},
+    {"stop", FlagKind::text,
+     "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal or auto",
+     "auto"},
     {"threads", FlagKind::count, "worker threads (default: one per hardware thread)", {}, false,
      256, "one operating-system thread each"},
     {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
@@ -60,7 +68,9 @@ constexpr Command validate_command{
     "\"guarantee\"), the conditional rate Pr[violated | certified], the returned-threshold\n"
     "histogram, the closed-form rate (fixed sequence), and the certificate triple's coverage\n"
     "(fixed sequence). Intervals are two-sided 95% Clopper-Pearson. The output is the same\n"
-    "for a seed whatever the thread count.",
+    "for a seed whatever the thread count. --procedure sequential validates the sequential\n"
+    "walk instead (docs/sequential.md): one random label order per draw, walked until --stop\n"
+    "fires or --n labels are used, and reports the labels used.",
     validate_flags};
 
 constexpr std::string_view procedure_flags[] = {"fixed-sequence", "bonferroni", "holm"};
@@ -77,7 +87,7 @@ ltt::Procedure read_procedure(std::string_view text) {
   for (std::size_t i = 0; i < std::size(procedures); ++i)
     if (procedure_flags[i] == text) return procedures[i];
   throw BadInput(cat("--procedure: ", in_quotes(text),
-                     " is not one of fixed-sequence, bonferroni, holm"));
+                     " is not one of fixed-sequence, bonferroni, holm, sequential"));
 }
 
 // The pool (pool_file.hpp: id and score checked, ids unique, any column order) and its unsafe
@@ -148,92 +158,99 @@ std::string show_row(const ltt::curation::ProportionEstimate& p) {
              " | [", brief(p.lower), ", ", brief(p.upper), "]");
 }
 
-// The --json object: the run's settings under the program's names (N, n, the procedure's flag
-// name), then the harness's results in their own field lists.
-void write_json(std::ostream& out, const ltt::curation::GuaranteeValidation& v,
-                const std::string& path, std::optional<double> budget,
-                const std::vector<double>& grid) {
-  JsonWriter json(out);
+// The keys every validation object opens with, through the three proportions (`stop` only
+// for the sequential procedure).
+template <class Validation>
+void write_opening_json(JsonWriter& json, const Validation& v, const std::string& path,
+                        std::optional<double> budget, std::int64_t n, std::string_view procedure,
+                        std::optional<std::string_view> stop, std::span<const double> grid) {
   json.begin_object()
       .field("pool", path)
       .field("N", v.pool_size)
       .field("pool_unsafe", v.pool_unsafe)
       .field("budget", budget)
-      .field("n", v.calibration_size)
+      .field("n", n)
       .field("draws", v.draws)
       .field("seed", static_cast<std::int64_t>(v.seed))
       .field("alpha", v.alpha)
       .field("delta", v.delta)
-      .field("procedure", flag_name(v.procedure))
-      .field("confidence", v.confidence);
+      .field("procedure", procedure);
+  if (stop) json.field("stop", *stop);
+  json.field("confidence", v.confidence);
   JsonFields put(json);
-  put("grid", grid);
+  put("grid", std::vector<double>(grid.begin(), grid.end()));
   put("certification", v.certification);
   put("false_certification", v.false_certification);
   put("conditional_violation", v.conditional_violation);
-  put("false_certification_above_delta", v.false_certification.lower > v.delta);
-  put("closed_form_rate", v.closed_form_rate);
-  put("purity_margin", v.purity_margin);
+}
+
+// The first selection and the purity margin, a line of both summaries.
+template <class Validation>
+void write_first_selection(std::ostream& out, const Validation& v) {
+  const auto& s1 = v.steps.front();
+  out << "  first selection N1 = " << s1.N << " with U1 = " << s1.U
+      << " unsafe (U* = " << s1.null_boundary << "); purity margin alpha - min_j u_j = "
+      << brief(v.purity_margin) << "\n\n";
+}
+
+// The grid with the pool's true composition and the returned-step histogram.
+template <class Validation>
+void write_steps_json(JsonWriter& json, const Validation& v) {
+  JsonFields put(json);
   put("steps", v.steps);
   put("returned_none", v.returned_none);
   put("merged_quantiles", v.merged_quantiles);
-  put("triple", v.triple);
-  json.end_object();
-  out << '\n';
 }
 
-}  // namespace
-
-int run_validate(const Invocation& call) {
-  const auto args = parse_or_help(validate_command, call);
-  if (!args) return 0;
-  const std::string& path = args->text("pool");
-  const bool by_cost = args->given("budget");
-  const double budget = by_cost ? finite_real("budget", args->text("budget")) : 0.0;
-  ltt::curation::ValidationOptions options;
-  options.alpha = args->real("alpha");
-  options.delta = args->real("delta");
-  options.calibration_size = args->count("n");
-  options.draws = args->count("draws");
-  options.seed = static_cast<std::uint64_t>(args->count("seed"));
-  options.quantiles = grid_quantiles(args->text("grid"));
-  options.procedure = read_procedure(args->text("procedure"));
-  if (options.calibration_size < 1) throw BadInput("--n: 0 must be at least 1");
-  if (options.draws < 1) throw BadInput("--draws: 0 must be at least 1");
-  if (const auto threads = args->optional_count("threads")) {
-    if (*threads < 1) throw BadInput("--threads: 0 must be at least 1");
-    options.threads = *threads;
+void write_steps_text(std::ostream& out, std::span<const ltt::curation::ValidationStep> steps,
+                      std::int64_t returned_none, std::span<const double> merged_quantiles) {
+  out << "returned threshold per grid step (u_j = U_j / N_j, true null: U_j >= U*_j):\n\n"
+      << "| j | quantile | lambda | N_j | U_j | u_j | true null | returned |\n"
+      << "|---|---|---|---|---|---|---|---|\n";
+  for (std::size_t j = 0; j < steps.size(); ++j) {
+    const auto& s = steps[j];
+    out << "| " << j + 1 << " | " << shortest(s.quantile) << " | " << brief(s.lambda) << " | "
+        << s.N << " | " << s.U << " | " << brief(s.unsafe_fraction) << " | "
+        << (s.true_null ? "yes" : "no") << " | " << s.returned << " |\n";
   }
+  out << "| none | | | | | | | " << returned_none << " |\n";
+  if (!merged_quantiles.empty()) {
+    out << "\nmerged into the step above (same lambda):";
+    for (const double q : merged_quantiles) out << " " << shortest(q);
+    out << "\n";
+  }
+}
 
-  const LabeledPool pool = read_labeled_pool(path, by_cost, budget);
-  const auto N = static_cast<std::int64_t>(pool.score.size());
-  if (options.calibration_size > N)
-    throw BadInput(cat("--n: ", std::to_string(options.calibration_size),
-                       " must not exceed the pool size ", std::to_string(N), " of ",
-                       in_quotes(path)));
+// The --json object: the run's settings under the program's names (N, n, the procedure's flag
+// name), then the result's own field lists (<curation/fields.hpp>, shared with Python).
+void write_validation_json(std::ostream& os, const ltt::curation::GuaranteeValidation& v,
+                           const std::string& path, std::optional<double> budget,
+                           std::span<const double> grid) {
+  const bool above_delta = v.false_certification.lower > v.delta;
+  JsonWriter json(os);
+  write_opening_json(json, v, path, budget, v.calibration_size, flag_name(v.procedure), {}, grid);
+  json.field("false_certification_above_delta", above_delta)
+      .field("closed_form_rate", v.closed_form_rate)
+      .field("purity_margin", v.purity_margin);
+  write_steps_json(json, v);
+  JsonFields{json}("triple", v.triple);
+  json.end_object();
+  os << '\n';
+}
 
-  const ltt::curation::GuaranteeValidation v = run_with_progress(call, pool, options);
+// The summary tables and the reading.
+void write_validation_text(std::ostream& out, const ltt::curation::GuaranteeValidation& v,
+                           const std::string& path, std::optional<double> budget) {
   const bool walk = v.procedure == ltt::Procedure::fixed_sequence;
   const bool above_delta = v.false_certification.lower > v.delta;
-
-  if (args->flag("json")) {
-    write_json(call.out, v, path, by_cost ? std::optional(budget) : std::nullopt,
-               options.quantiles);
-    return 0;
-  }
-
-  std::ostream& out = call.out;
-  const auto& s1 = v.steps.front();
   out << "guarantee validation: " << v.draws << " calibration draws of n = " << v.calibration_size
       << " from " << path << "\n"
       << "  pool N = " << v.pool_size << " (" << v.pool_unsafe << " unsafe";
-  if (by_cost) out << ": cost > " << shortest(budget);
+  if (budget) out << ": cost > " << shortest(*budget);
   out << "), procedure " << flag_name(v.procedure) << ", alpha = " << shortest(v.alpha)
-      << ", delta = " << shortest(v.delta) << ", seed " << v.seed << "\n"
-      << "  first selection N1 = " << s1.N << " with U1 = " << s1.U
-      << " unsafe (U* = " << s1.null_boundary << "); purity margin alpha - min_j u_j = "
-      << brief(v.purity_margin) << "\n\n"
-      << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
+      << ", delta = " << shortest(v.delta) << ", seed " << v.seed << "\n";
+  write_first_selection(out, v);
+  out << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
       << "|---|---|---|---|\n"
       << "| certification rate | " << show_row(v.certification) << " |\n"
       << "| closed form (Proposition \"certification rate\") | "
@@ -274,25 +291,127 @@ int run_validate(const Invocation& call) {
     out << "certificate triple: not computed (it prices the fixed-sequence walk's rate)\n\n";
   }
 
-  out << "returned threshold per grid step (u_j = U_j / N_j, true null: U_j >= U*_j):\n\n"
-      << "| j | quantile | lambda | N_j | U_j | u_j | true null | returned |\n"
-      << "|---|---|---|---|---|---|---|---|\n";
-  for (std::size_t j = 0; j < v.steps.size(); ++j) {
-    const auto& s = v.steps[j];
-    out << "| " << j + 1 << " | " << shortest(s.quantile) << " | " << brief(s.lambda) << " | "
-        << s.N << " | " << s.U << " | " << brief(s.unsafe_fraction) << " | "
-        << (s.true_null ? "yes" : "no") << " | " << s.returned << " |\n";
-  }
-  out << "| none | | | | | | | " << v.returned_none << " |\n";
-  if (!v.merged_quantiles.empty()) {
-    out << "\nmerged into the step above (same lambda):";
-    for (const double q : v.merged_quantiles) out << " " << shortest(q);
-    out << "\n";
-  }
+  write_steps_text(out, v.steps, v.returned_none, v.merged_quantiles);
   out << "\nreading: the certification rate is the trust signal. Proposition \"guarantee\" "
          "bounds\nPr[certified and violated] by delta, not Pr[violated | certified]: where "
          "certification\nis rare the few certificates that fire come from optimistic draws, "
          "and the conditional\nrate can exceed delta (docs/validation.md).\n";
+}
+
+// --procedure sequential, --json: the keys of write_validation_json where they apply (no
+// closed form, no triple: both null), plus the stop rule, labels_used and stopped_by.
+void write_sequential_json(std::ostream& os, const ltt::curation::SequentialValidation& v,
+                           const std::string& path, std::optional<double> budget,
+                           std::span<const double> grid, std::string_view stop) {
+  JsonWriter json(os);
+  write_opening_json(json, v, path, budget, v.label_cap, "sequential", stop, grid);
+  json.field("false_certification_above_delta", v.false_certification.lower > v.delta)
+      .field("closed_form_rate", std::optional<double>{})
+      .field("purity_margin", v.purity_margin);
+  write_steps_json(json, v);
+  json.key("triple").null();
+  json.key("labels_used")
+      .begin_object()
+      .field("mean", v.labels_used.mean)
+      .field("median", v.labels_used.median)
+      .field("p90", v.labels_used.p90)
+      .field("max", v.labels_used.max)
+      .end_object();
+  json.key("stopped_by").begin_object();
+  for (const auto reason : ltt::curation::stopping_reasons)
+    json.field(ltt::curation::stopping_reason_name(reason),
+               v.stopped_by[static_cast<std::size_t>(reason)]);
+  json.end_object().end_object();
+  os << '\n';
+}
+
+void write_sequential_text(std::ostream& out, const ltt::curation::SequentialValidation& v,
+                           const std::string& path, std::optional<double> budget,
+                           std::string_view stop) {
+  out << "guarantee validation of the sequential walk: " << v.draws
+      << " random label orders, cap n = " << v.label_cap << ", --stop " << stop << ", from "
+      << path << "\n"
+      << "  pool N = " << v.pool_size << " (" << v.pool_unsafe << " unsafe";
+  if (budget) out << ": cost > " << shortest(*budget);
+  out << "), alpha = " << shortest(v.alpha) << ", delta = " << shortest(v.delta) << ", seed "
+      << v.seed << "\n";
+  write_first_selection(out, v);
+  out << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
+      << "|---|---|---|---|\n"
+      << "| certification rate | " << show_row(v.certification) << " |\n"
+      << "| false certification Pr[certified and violated] | " << show_row(v.false_certification)
+      << " |\n"
+      << "| conditional violation Pr[violated \\| certified] | "
+      << show_row(v.conditional_violation) << " |\n\n"
+      << "labels used per run: mean " << brief(v.labels_used.mean) << ", median "
+      << shortest(v.labels_used.median) << ", 90th percentile " << v.labels_used.p90 << ", max "
+      << v.labels_used.max << " (cap " << v.label_cap << ")\nstopped by:";
+  for (const auto reason : ltt::curation::stopping_reasons)
+    out << " " << ltt::curation::stopping_reason_name(reason) << " "
+        << v.stopped_by[static_cast<std::size_t>(reason)];
+  out << "\n\n";
+  if (v.false_certification.lower > v.delta)
+    out << "guarantee: the interval on false certification lies above delta = "
+        << shortest(v.delta) << ": Pr[certified and violated] <= delta looks broken\n\n";
+  write_steps_text(out, v.steps, v.returned_none, v.merged_quantiles);
+}
+
+}  // namespace
+
+int run_validate(const Invocation& call) {
+  const auto args = parse_or_help(validate_command, call);
+  if (!args) return 0;
+  const std::string& path = args->text("pool");
+  const bool by_cost = args->given("budget");
+  const double budget = by_cost ? finite_real("budget", args->text("budget")) : 0.0;
+  ltt::curation::ValidationOptions options;
+  options.alpha = args->real("alpha");
+  options.delta = args->real("delta");
+  options.calibration_size = args->count("n");
+  options.draws = args->count("draws");
+  options.seed = static_cast<std::uint64_t>(args->count("seed"));
+  options.quantiles = grid_quantiles(args->text("grid"));
+  const bool sequential = args->text("procedure") == "sequential";
+  if (!sequential) options.procedure = read_procedure(args->text("procedure"));
+  if (args->given("stop") && !sequential)
+    throw BadInput("--stop: applies to --procedure sequential only");
+  ltt::curation::SequentialSelectionOptions walk;
+  try {
+    ltt::curation::apply_stop_rule(args->text("stop"), walk);
+  } catch (const std::invalid_argument&) {
+    throw BadInput(cat("--stop: ", in_quotes(args->text("stop")),
+                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
+  }
+  if (options.calibration_size < 1) throw BadInput("--n: 0 must be at least 1");
+  if (options.draws < 1) throw BadInput("--draws: 0 must be at least 1");
+  if (const auto threads = args->optional_count("threads")) {
+    if (*threads < 1) throw BadInput("--threads: 0 must be at least 1");
+    options.threads = *threads;
+  }
+
+  const LabeledPool pool = read_labeled_pool(path, by_cost, budget);
+  const auto N = static_cast<std::int64_t>(pool.score.size());
+  if (options.calibration_size > N)
+    throw BadInput(cat("--n: ", std::to_string(options.calibration_size),
+                       " must not exceed the pool size ", std::to_string(N), " of ",
+                       in_quotes(path)));
+
+  const std::optional<double> shown_budget = by_cost ? std::optional(budget) : std::nullopt;
+  if (sequential) {
+    const auto v = ltt::curation::validate_sequential(pool.score, pool.unsafe, options, walk);
+    if (args->flag("json"))
+      write_sequential_json(call.out, v, path, shown_budget, options.quantiles, args->text("stop"));
+    else
+      write_sequential_text(call.out, v, path, shown_budget, args->text("stop"));
+    return 0;
+  }
+  const ltt::curation::GuaranteeValidation v = run_with_progress(call, pool, options);
+
+  if (args->flag("json")) {
+    write_validation_json(call.out, v, path, shown_budget, options.quantiles);
+  } else {
+    write_validation_text(call.out, v, path, shown_budget);
+  }
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <curation/sequential_validation.hpp>
 #include <curation/validation.hpp>
 
 #include "run_program.hpp"
@@ -62,6 +63,14 @@ void check_bad_input(const std::string& args, const std::string& named) {
   CHECK_MESSAGE(r.err.find(named) != std::string::npos, r.err);
 }
 
+// The raw text of `key`'s value in a flat JSON object's text.
+std::string field(const std::string& object, const std::string& key) {
+  const auto at = object.find("\"" + key + "\": ");
+  REQUIRE(at != std::string::npos);
+  const auto start = at + key.size() + 4;
+  return object.substr(start, object.find_first_of(",}", start) - start);
+}
+
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = (scratch_dir() / name).string();
   std::ofstream(path, std::ios::binary) << text;
@@ -90,12 +99,6 @@ TEST_CASE("ltt validate --json: one JSON object with the library's numbers") {
   CHECK(json.at("seed") == "11");
   CHECK(json.at("procedure") == "\"fixed-sequence\"");
   CHECK(json.at("budget") == "null");
-  const auto field = [](const std::string& object, const std::string& key) {
-    const auto at = object.find("\"" + key + "\": ");
-    REQUIRE(at != std::string::npos);
-    const auto start = at + key.size() + 4;
-    return object.substr(start, object.find_first_of(",}", start) - start);
-  };
   CHECK(field(json.at("certification"), "count") == std::to_string(v.certification.count));
   CHECK(number(field(json.at("certification"), "rate")) == *v.certification.rate);
   CHECK(number(field(json.at("certification"), "lower")) == v.certification.lower);
@@ -207,6 +210,8 @@ TEST_CASE("ltt validate: bad input exits 2 naming the file:line or the flag") {
   check_bad_input(p + " --grid 1.5", "--grid");
   check_bad_input(p + " --budget abc", "--budget: 'abc'");
   check_bad_input(p + " --alpha 1", "--alpha");
+  check_bad_input(p + " --stop cap", "--stop: applies to --procedure sequential only");
+  check_bad_input(p + " --procedure sequential --stop stall:x", "--stop: 'stall:x'");
 
   const std::string no_unsafe = write_file("no_unsafe.csv", "id,score\n1,0.5\n2,0.4\n");
   check_bad_input("--pool '" + no_unsafe + "' --n 1", "no_unsafe.csv:1: the header has no 'unsafe' column");
@@ -222,4 +227,44 @@ TEST_CASE("ltt validate: bad input exits 2 naming the file:line or the flag") {
   const std::string empty = write_file("empty.csv", "id,score,unsafe\n");
   check_bad_input("--pool '" + empty + "' --n 1", "empty.csv:1: no trajectories");
   check_bad_input("--pool scores.npy --n 1", "a .npy pool holds scores only");
+}
+
+TEST_CASE("ltt validate --procedure sequential: today's keys plus labels_used, the library's numbers") {
+  const Pool pool = write_pool("pool_sequential.csv", 1000, 0.05, 0.2);
+  for (const std::string stop : {"auto", "early-refusal", "target:0", "cap"}) {
+    CAPTURE(stop);
+    const Result r = run_ltt("validate --pool '" + pool.file +
+                             "' --procedure sequential --stop " + stop +
+                             " --n 150 --draws 200 --seed 5 --threads 1 --json");
+    REQUIRE(r.code == 0);
+    CHECK(r.err.empty());
+    const auto json = json_object(r.out);
+    ltt::curation::ValidationOptions o;
+    o.calibration_size = 150;
+    o.draws = 200;
+    o.seed = 5;
+    ltt::curation::SequentialSelectionOptions walk;
+    ltt::curation::apply_stop_rule(stop, walk);
+    const auto v = ltt::curation::validate_sequential(pool.scores, pool.unsafe, o, walk);
+    CHECK(json.at("procedure") == "\"sequential\"");
+    CHECK(json.at("stop") == "\"" + stop + "\"");
+    CHECK(json.at("n") == "150");
+    CHECK(field(json.at("certification"), "count") == std::to_string(v.certification.count));
+    CHECK(number(field(json.at("certification"), "rate")) == *v.certification.rate);
+    CHECK(number(field(json.at("false_certification"), "upper")) == v.false_certification.upper);
+    CHECK(json.contains("conditional_violation"));
+    CHECK(json.at("closed_form_rate") == "null");
+    CHECK(json.at("triple") == "null");
+    CHECK(number(field(json.at("labels_used"), "mean")) == v.labels_used.mean);
+    CHECK(number(field(json.at("labels_used"), "median")) == v.labels_used.median);
+    CHECK(field(json.at("labels_used"), "p90") == std::to_string(v.labels_used.p90));
+    CHECK(field(json.at("labels_used"), "max") == std::to_string(v.labels_used.max));
+    if (stop == "cap") CHECK(v.labels_used.mean == 150.0);
+    CHECK(field(json.at("stopped_by"), "label_cap") == std::to_string(v.stopped_by[0]));
+  }
+  const Result text = run_ltt("validate --pool '" + pool.file +
+                              "' --procedure sequential --n 150 --draws 100");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("labels used per run: mean") != std::string::npos);
+  CHECK(text.out.find("--stop auto") != std::string::npos);
 }

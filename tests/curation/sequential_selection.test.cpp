@@ -93,7 +93,13 @@ TEST_CASE("sequential_selection: the walk's grid, counts and decisions are the f
     for (const std::int64_t pos : order)
       if (pool.scores[static_cast<std::size_t>(pos)] >= s.lambda)
         in_selection.push_back(pool.unsafe[static_cast<std::size_t>(pos)]);
-    CHECK(s.p == ltt::sequential_composition_pvalue(in_selection, s.N, options.alpha));
+    CHECK(s.p_anytime == ltt::sequential_composition_pvalue(in_selection, s.N, options.alpha,
+                                                            ltt::sequential_default_prior(options.alpha)));
+    // at the cap, the exact test of the cap's labels at delta w joins (w = 0.2)
+    REQUIRE(s.p_cap.has_value());
+    CHECK(*s.p_cap == ltt::composition_pvalue(s.k, s.m, s.N, options.alpha));
+    CHECK(s.p == std::min({1.0, s.p_anytime == 0.0 ? 0.0 : ltt::detail::round_up_pvalue(s.p_anytime / 0.8),
+                           ltt::detail::round_up_pvalue(*s.p_cap / 0.2)}));
     pvalues.push_back(s.p);
   }
   const ltt::FixedSequenceResult walk = ltt::fixed_sequence(pvalues, options.delta);
@@ -148,20 +154,13 @@ TEST_CASE("sequential_selection: stopping rules") {
 
 TEST_CASE("sequential_selection: false certification <= delta on pools just over target (Monte Carlo)") {
   constexpr double alpha = 0.25, delta = 0.1;
-  constexpr std::int64_t reps = 2000;
+  constexpr std::int64_t reps = 5000;
   // S_1 at the boundary U_1 = U*_1 = 38 of 151 (margin -0.0017); and every S_j 1-2 points over
   struct PoolCase {
     double u1, u_rest;
   };
   const PoolCase pools[] = {{38.0 / 151.0, 0.26}, {0.265, 0.27}};
-  struct Rule {
-    std::string name;
-    std::optional<std::int64_t> target;
-    bool early_refusal;
-  };
-  const Rule rules[] = {{"cap only", std::nullopt, false},
-                        {"target step 0", 0, false},
-                        {"early refusal + target deepest", 11, true}};
+  const std::string rules[] = {"cap", "target:0", "target:11", "early-refusal", "stall:20", "auto"};
   std::uint64_t seed = 1600;
   for (const PoolCase& pc : pools) {
     const Pool pool = make_pool(1000, pc.u1, pc.u_rest);
@@ -169,12 +168,11 @@ TEST_CASE("sequential_selection: false certification <= delta on pools just over
     REQUIRE(margin < 0.0);
     REQUIRE(margin >= -0.02);
     REQUIRE(every_null_true(pool, alpha));
-    for (const Rule& rule : rules) {
+    for (const std::string& rule : rules) {
       cur::SequentialSelectionOptions options;
       options.alpha = alpha;
       options.delta = delta;
-      options.target_step = rule.target;
-      options.early_refusal = rule.early_refusal;
+      cur::apply_stop_rule(rule, options);
       std::int64_t certified = 0, labels = 0;
       for (std::int64_t r = 0; r < reps; ++r) {
         const auto c = cur::sequential_selection(pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
@@ -183,7 +181,7 @@ TEST_CASE("sequential_selection: false certification <= delta on pools just over
       }
       ++seed;
       const double lower = ltt::clopper_pearson_lower(certified, reps, 1e-3);
-      MESSAGE("margin " << margin << ", " << rule.name << ": false certification " << certified << "/"
+      MESSAGE("margin " << margin << ", --stop " << rule << ": false certification " << certified << "/"
                         << reps << " = " << static_cast<double>(certified) / reps << " (99.9% lower bound "
                         << lower << "), mean labels " << static_cast<double>(labels) / reps);
       CHECK(lower <= delta);
@@ -200,8 +198,19 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
   struct PoolCase {
     double u1, u_rest;
   };
-  const PoolCase pools[] = {{0.02, 0.07}, {0.10, 0.15}};
-  const ltt::BetaBinomialPrior priors[] = {{1.0, 1.0}, {1.0, 9.0}};
+  const PoolCase pools[] = {{0.02, 0.07}, {0.05, 0.10}, {0.10, 0.15}};
+  struct Construction {
+    std::string name;
+    ltt::BetaMixturePrior prior;
+    double cap_test_share;
+  };
+  const Construction constructions[] = {
+      {"prior Beta(1, 1), anytime only", ltt::BetaBinomialPrior{1.0, 1.0}, 0.0},
+      {"prior Beta(1, 9), anytime only", ltt::BetaBinomialPrior{1.0, 9.0}, 0.0},
+      {"default mixture prior, anytime only", ltt::sequential_default_prior(alpha), 0.0},
+      {"default mixture prior, cap test w = 0.2 (default)", ltt::sequential_default_prior(alpha), 0.2},
+      {"default mixture prior, cap test w = 0.5", ltt::sequential_default_prior(alpha), 0.5},
+      {"defaults, --stop auto", ltt::sequential_default_prior(alpha), 0.2}};
   for (const PoolCase& pc : pools) {
     const Pool pool = make_pool(2000, pc.u1, pc.u_rest);
     const double margin = purity_margin(pool, alpha);
@@ -216,43 +225,114 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
       fixed_certified += sel.certificate.certified;
       if (sel.certificate.certified_step) fixed_depth += *sel.certificate.certified_step + 1;
     }
+    const double fixed_rate = static_cast<double>(fixed_certified) / reps;
     MESSAGE("u1 = " << pc.u1 << " (margin " << margin << "), fixed n = " << n
-                    << ": certification rate " << static_cast<double>(fixed_certified) / reps
-                    << ", mean certified depth " << static_cast<double>(fixed_depth) / reps);
-    for (const auto prior : priors) {
+                    << ": certification rate " << fixed_rate << ", mean certified depth "
+                    << static_cast<double>(fixed_depth) / reps);
+    for (const Construction& con : constructions) {
       cur::SequentialSelectionOptions options;
       options.alpha = alpha;
       options.delta = delta;
       options.label_cap = n;
-      options.target_step = 0;
-      options.prior = prior;
-      cur::SequentialSelectionOptions no_refusal = options;
-      no_refusal.early_refusal = false;
-      std::int64_t certified = 0, labels = 0, refused_early = 0, refusal_lost = 0, labels_no_refusal = 0;
+      cur::apply_stop_rule(con.name == "defaults, --stop auto" ? "auto" : "target:0", options);
+      options.prior = con.prior;
+      options.cap_test_share = con.cap_test_share;
+      std::int64_t certified = 0, labels = 0, refused_early = 0;
       for (std::int64_t r = 0; r < reps; ++r) {
-        const std::uint64_t seed = 7000 + static_cast<std::uint64_t>(r);
-        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, seed, options);
+        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, 7000 + static_cast<std::uint64_t>(r), options);
         certified += c.certified;
         labels += c.labels_used;
         refused_early += c.reason == cur::StoppingReason::early_refusal;
-        // the same label order without early refusal: did the rule give up a certificate?
-        const auto d = cur::sequential_selection(pool.scores, pool.unsafe, seed, no_refusal);
-        refusal_lost += d.certified && !c.certified;
-        labels_no_refusal += d.labels_used;
       }
-      MESSAGE("u1 = " << pc.u1 << ", prior Beta(" << prior.a << ", " << prior.b
-                      << "): early refusal gave up " << refusal_lost << " certificates, saved "
-                      << static_cast<double>(labels_no_refusal - labels) / reps << " labels a run");
-      CHECK(refusal_lost == 0);
       const double mean_labels = static_cast<double>(labels) / reps;
       const double rate = static_cast<double>(certified) / reps;
-      MESSAGE("u1 = " << pc.u1 << ", sequential, prior Beta(" << prior.a << ", " << prior.b
-                      << "), target step 0: certification rate " << rate << ", mean labels "
+      MESSAGE("u1 = " << pc.u1 << ", sequential, " << con.name << ": certification rate "
+                      << rate << " [" << ltt::clopper_pearson_lower(certified, reps, 0.05) << ", "
+                      << ltt::clopper_pearson_upper(certified, reps, 0.05) << "], mean labels "
                       << mean_labels << " of " << n << ", early refusals " << refused_early);
-      if (pc.u1 == 0.02 && prior.b == 9.0) {
-        CHECK(mean_labels < 0.6 * n);
-        CHECK(rate >= 0.95);
+      if (pc.u1 == 0.02 && con.name.ends_with("(default)")) {  // the bar of issue 16
+        CHECK(mean_labels <= 0.5 * n);
+        CHECK(rate >= fixed_rate - 0.02);
       }
+    }
+  }
+}
+
+TEST_CASE("sequential_selection: stop rules stall:L and auto, and apply_stop_rule") {
+  cur::SequentialSelectionOptions o;
+  cur::apply_stop_rule("auto", o);
+  CHECK(o.early_refusal);
+  CHECK(o.stall_labels == cur::auto_stall_labels);
+  CHECK_FALSE(o.target_step);
+  cur::apply_stop_rule("target:3", o);
+  CHECK(o.target_step == 3);
+  CHECK_FALSE(o.early_refusal);
+  CHECK_FALSE(o.stall_labels);
+  cur::apply_stop_rule("stall:7", o);
+  CHECK(o.stall_labels == 7);
+  CHECK_FALSE(o.target_step);
+  cur::apply_stop_rule("cap", o);
+  CHECK_FALSE(o.stall_labels);
+  CHECK_FALSE(o.early_refusal);
+  for (const char* bad : {"target:", "target:x", "stall:-1", "stall:3x", "sometimes", ""})
+    check_throws_naming([&] { cur::apply_stop_rule(bad, o); }, "stop");
+
+  // a clean pool certifies every step well before the cap: stall stops there at once
+  const Pool clean = make_pool(2000, 0.0, 0.0);
+  o.label_cap = 1000;
+  cur::apply_stop_rule("stall:20", o);
+  const auto all = cur::sequential_selection(clean.scores, clean.unsafe, 5, o);
+  CHECK(all.reason == cur::StoppingReason::stalled);
+  CHECK(all.certified_step == all.grid_size - 1);
+  CHECK(all.labels_used < 1000);
+  CHECK(all.labels_used == *all.steps.back().certified_after);
+
+  // a clean top over an all-unsafe rest at alpha = 0.15: S_1 certifies, S_2 (a quarter
+  // unsafe) cannot; the stall rule stops L labels after the last growth once the forecast
+  // says the next step is lost
+  const Pool split = make_pool(2000, 0.0, 1.0);
+  o.alpha = 0.15;
+  o.label_cap = 400;
+  const auto stalled = cur::sequential_selection(split.scores, split.unsafe, 5, o);
+  REQUIRE(stalled.certified);
+  CHECK(stalled.reason == cur::StoppingReason::stalled);
+  const auto grown = *stalled.steps[static_cast<std::size_t>(*stalled.certified_step)].certified_after;
+  CHECK(stalled.labels_used >= grown + 20);
+  CHECK(stalled.labels_used < 400);
+  cur::apply_stop_rule("cap", o);
+  const auto capped = cur::sequential_selection(split.scores, split.unsafe, 5, o);
+  CHECK(capped.labels_used == 400);
+  CHECK(capped.certified_step == stalled.certified_step);  // the stall gave nothing up here
+  MESSAGE("clean top over an all-unsafe rest: stall:20 stops after " << stalled.labels_used
+          << " labels at depth " << *stalled.certified_step + 1 << " (cap 400: depth "
+          << *capped.certified_step + 1 << ")");
+}
+
+TEST_CASE("sequential_selection: early refusal on pools with margin <= -0.10 (Monte Carlo)") {
+  // N = 2000, S_1 the top 301; issue 16 asks refusal with mean labels <= 60% of the cap.
+  constexpr double alpha = 0.25;
+  constexpr std::int64_t reps = 1000, n = 200;  // seeds 9000 + r
+  const double u1s[] = {0.36, 0.45, 0.55};
+  for (const double u1 : u1s) {
+    const Pool pool = make_pool(2000, u1, u1 + 0.05);
+    const double margin = purity_margin(pool, alpha);
+    REQUIRE(margin <= -0.10);
+    for (const std::string rule : {"early-refusal", "auto"}) {
+      cur::SequentialSelectionOptions options;
+      options.label_cap = n;
+      cur::apply_stop_rule(rule, options);
+      std::int64_t labels = 0, certified = 0;
+      std::vector<std::int64_t> used;
+      for (std::int64_t r = 0; r < reps; ++r) {
+        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, 9000 + static_cast<std::uint64_t>(r), options);
+        labels += c.labels_used;
+        certified += c.certified;
+      }
+      const double mean = static_cast<double>(labels) / reps;
+      MESSAGE("margin " << margin << ", --stop " << rule << ": mean labels " << mean << " of " << n
+                        << ", certified " << certified << "/" << reps);
+      CHECK(ltt::clopper_pearson_lower(certified, reps, 1e-3) <= 0.1);  // false, all of them
+      CHECK(mean <= 0.6 * n);
     }
   }
 }
@@ -271,6 +351,15 @@ TEST_CASE("sequential_selection: argument checking names the parameter") {
   o.alpha = 0.0;
   check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "alpha");
   o.alpha = 0.25;
+  o.cap_test_share = 1.0;
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "cap_test_share");
+  o.cap_test_share = 0.2;
+  o.refusal_rate = -0.1;
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "refusal_rate");
+  o.refusal_rate = 0.05;
+  o.stall_labels = 0;
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "stall_labels");
+  o.stall_labels.reset();
   const std::vector<std::uint8_t> short_labels(99, 0);
   check_throws_naming([&] { cur::sequential_selection(pool.scores, short_labels, 1, o); }, "pool_unsafe.size()");
   std::vector<std::int64_t> order(50, 0);

@@ -7,6 +7,7 @@
 
 #include <curation/calibrated_selection.hpp>
 #include <curation/calibration.hpp>
+#include <curation/sequential_validation.hpp>
 #include <curation/validation.hpp>
 #include <ltt/bounds.hpp>
 #include <ltt/certificate_triple.hpp>
@@ -377,4 +378,49 @@ TEST_CASE("validate_guarantee: invalid arguments name the parameter") {
                       "quantiles[1]");
   check_throws_naming(with([](cur::ValidationOptions& o) { o.quantiles = {}; }),
                       "quantiles.size()");
+}
+
+TEST_CASE("validate_sequential: false certification <= delta under each stop rule, labels used") {
+  // every selection 1-2 points over target (margin in [-0.02, 0)): every certificate is false
+  const Pool pool = make_pool(1000, 0.265, 0.27);
+  cur::ValidationOptions options;
+  options.draws = 1500;
+  options.seed = 16;
+  options.threads = 1;
+  for (const char* rule : {"cap", "target:0", "early-refusal", "stall:20", "auto"}) {
+    cur::SequentialSelectionOptions walk;
+    cur::apply_stop_rule(rule, walk);
+    const cur::SequentialValidation v = cur::validate_sequential(pool.scores, pool.unsafe, options, walk);
+    REQUIRE(v.purity_margin < 0.0);
+    REQUIRE(v.purity_margin >= -0.02);
+    CHECK(v.false_certification.count == v.certification.count);
+    CHECK(v.false_certification.lower <= options.delta);  // 95% two-sided interval
+    MESSAGE("--stop " << std::string(rule) << ": false certification " << *v.false_certification.rate << " ["
+                      << v.false_certification.lower << ", " << v.false_certification.upper
+                      << "], labels mean " << v.labels_used.mean << ", median " << v.labels_used.median
+                      << ", p90 " << v.labels_used.p90 << ", max " << v.labels_used.max);
+    // the statistics from the outcomes, and each run replayed alone
+    std::vector<std::int64_t> used;
+    std::int64_t stopped = 0;
+    for (const auto& o : v.outcomes) used.push_back(o.labels_used);
+    for (const std::int64_t n : v.stopped_by) stopped += n;
+    CHECK(stopped == options.draws);
+    std::sort(used.begin(), used.end());
+    CHECK(v.labels_used.max == used.back());
+    CHECK(v.labels_used.median == 0.5 * static_cast<double>(used[749] + used[750]));
+    CHECK(v.labels_used.p90 == used[1349]);
+    CHECK(v.labels_used.max <= options.calibration_size);
+    walk.label_cap = options.calibration_size;
+    const auto replay = cur::sequential_selection(pool.scores, pool.unsafe, v.outcomes[7].seed, walk);
+    CHECK(replay.labels_used == v.outcomes[7].labels_used);
+    CHECK(replay.certified_step == v.outcomes[7].returned);
+  }
+  // the same numbers whatever the thread count
+  options.draws = 200;
+  const auto one = cur::validate_sequential(pool.scores, pool.unsafe, options);
+  options.threads = 2;
+  CHECK(cur::validate_sequential(pool.scores, pool.unsafe, options) == one);
+  options.calibration_size = 1001;
+  check_throws_naming([&] { cur::validate_sequential(pool.scores, pool.unsafe, options); },
+                      "options.calibration_size");
 }

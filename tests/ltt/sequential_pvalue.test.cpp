@@ -39,12 +39,17 @@ long double log_beta(long double x, long double y) {
 // its minimum over u >= U* (infinite where the posterior is 0), and the running maximum.
 std::vector<long double> brute_force_pvalues(std::int64_t N, std::int64_t U_star,
                                              const std::vector<int>& labels,
-                                             ltt::BetaBinomialPrior prior) {
-  const long double a = prior.a, b = prior.b;
+                                             const ltt::BetaMixturePrior& prior) {
   std::vector<long double> log_prior(static_cast<std::size_t>(N + 1));
-  for (std::int64_t u = 0; u <= N; ++u)
-    log_prior[static_cast<std::size_t>(u)] =
-        log_choose(N, u) + log_beta(u + a, N - u + b) - log_beta(a, b);
+  for (std::int64_t u = 0; u <= N; ++u) {
+    long double mass = 0.0L;
+    for (std::size_t i = 0; i < prior.components.size(); ++i) {
+      const long double a = prior.components[i].a, b = prior.components[i].b;
+      mass += prior.weights[i] *
+              std::exp(log_choose(N, u) + log_beta(u + a, N - u + b) - log_beta(a, b));
+    }
+    log_prior[static_cast<std::size_t>(u)] = std::log(mass);
+  }
   std::vector<long double> out;
   long double running = 1.0L;  // s = 0: PPR_0 = 1
   std::int64_t k = 0;
@@ -75,12 +80,16 @@ std::vector<long double> brute_force_pvalues(std::int64_t N, std::int64_t U_star
 
 TEST_CASE("sequential_pvalue: agrees with the definition on small selections") {
   std::mt19937_64 rng(20260416);
-  const ltt::BetaBinomialPrior priors[] = {{1.0, 1.0}, {0.5, 0.5}, {2.0, 5.0}, {1.0, 3.0}};
+  const ltt::BetaMixturePrior priors[] = {
+      ltt::BetaBinomialPrior{1.0, 1.0}, ltt::BetaBinomialPrior{0.5, 0.5},
+      ltt::BetaBinomialPrior{2.0, 5.0}, ltt::BetaBinomialPrior{1.0, 3.0},
+      ltt::sequential_default_prior(0.25),
+      ltt::BetaMixturePrior({{1.0, 1.0}, {1.0, 19.0}, {3.0, 2.0}}, {1.0, 2.0, 0.5})};
   double worst = 0.0;
   int failures = 0;
   for (std::int64_t N = 1; N <= 30; ++N)
     for (std::int64_t U_star = 1; U_star <= N; ++U_star)
-      for (const auto prior : priors)
+      for (const auto& prior : priors)
         for (std::int64_t U = 0; U <= N; U += std::max<std::int64_t>(1, N / 4)) {
           // a uniform order of a selection holding U unsafe
           std::vector<int> labels(static_cast<std::size_t>(N), 0);
@@ -100,7 +109,8 @@ TEST_CASE("sequential_pvalue: agrees with the definition on small selections") {
             // never below the definition (beyond the reference's own long-double rounding)
             const bool ok = rel <= 1e-12 && got >= static_cast<double>(want * (1.0L - 1e-15L));
             if (!ok && ++failures <= 5)
-              FAIL_CHECK("N=" << N << " U*=" << U_star << " a=" << prior.a << " b=" << prior.b
+              FAIL_CHECK("N=" << N << " U*=" << U_star << " a=" << prior.components[0].a
+                              << " components=" << prior.components.size()
                               << " t=" << t + 1 << " p=" << got << " exact=" << static_cast<double>(want));
           }
         }
@@ -211,6 +221,9 @@ TEST_CASE("sequential_pvalue: argument checking names the parameter") {
   check_throws_naming([] { ltt::SequentialCompositionPvalue(10, 11); }, "null_boundary");
   check_throws_naming([] { ltt::SequentialCompositionPvalue(10, 3, {0.0, 1.0}); }, "prior.a");
   check_throws_naming([] { ltt::SequentialCompositionPvalue(10, 3, {1.0, NAN}); }, "prior.b");
+  check_throws_naming([] { ltt::BetaMixturePrior({{1.0, 1.0}}, {1.0, 1.0}); }, "weights.size()");
+  check_throws_naming([] { ltt::BetaMixturePrior({{1.0, 1.0}, {1.0, 2.0}}, {1.0, 0.0}); }, "weights");
+  check_throws_naming([] { ltt::BetaMixturePrior({}, {}); }, "components");
   check_throws_naming([] { ltt::SequentialCompositionPvalue::at_level(10, 1.5); }, "alpha");
   check_throws_naming(
       [] {

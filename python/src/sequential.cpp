@@ -1,0 +1,139 @@
+// ltt.SequentialCertifier: the sequential walk of <curation/sequential_selection.hpp> for a
+// person labeling one trajectory at a time (docs/sequential.md). The label order is the
+// seeded draw_label_order of the pool, the one `ltt draw --sequential --seed S` prints; the
+// certifier asks for the next position, takes its label, and says when a stop rule fires.
+// The certificate is a Record with the fields of the library's SequentialCertificate.
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <curation/sequential_selection.hpp>
+
+#include "convert.hpp"
+
+namespace ltt::python {
+
+namespace {
+
+namespace cur = ltt::curation;
+
+class SequentialCertifier {
+ public:
+  SequentialCertifier(py::handle scores, double alpha, double delta, std::int64_t label_cap,
+                      std::uint64_t seed, const std::string& stop, const py::object& grid,
+                      double cap_test_share)
+      : stop_(stop) {
+    constexpr std::string_view fn = "SequentialCertifier";
+    const std::vector<double> s = real_vector(scores, fn, "scores");
+    cur::SequentialSelectionOptions o;
+    o.alpha = alpha;
+    o.delta = delta;
+    o.label_cap = label_cap;
+    o.cap_test_share = cap_test_share;
+    if (!grid.is_none()) o.quantiles = real_vector(grid, fn, "grid");
+    cur::apply_stop_rule(stop, o);
+    walk_.emplace(s, o);
+    order_ = cur::draw_label_order(walk_->pool_size(), label_cap, seed);
+  }
+
+  // The pool position to label next; None once a stop rule has fired.
+  py::object next_id() const {
+    if (should_stop()) return py::none();
+    return py::int_(order_[static_cast<std::size_t>(walk_->labels_used())]);
+  }
+
+  void add_label(std::int64_t id, bool unsafe) {
+    if (should_stop())
+      throw std::invalid_argument("SequentialCertifier.add_label: the walk has stopped (" +
+                                  std::string(cur::stopping_reason_name(*reason())) +
+                                  "); no more labels are needed");
+    const std::int64_t next = order_[static_cast<std::size_t>(walk_->labels_used())];
+    if (id != next)
+      throw std::invalid_argument("SequentialCertifier.add_label: id = " + std::to_string(id) +
+                                  " is not the next in the label order (" +
+                                  std::to_string(next) +
+                                  "); labels must follow next_id() for the guarantee");
+    walk_->add_label(id, unsafe);
+  }
+
+  std::optional<cur::StoppingReason> reason() const { return walk_->stopping_reason(); }
+  bool should_stop() const { return reason().has_value(); }
+
+  py::object certificate() const {
+    const auto r = reason();
+    const cur::SequentialCertificate c = walk_->certificate(r.value_or(cur::StoppingReason::label_cap));
+    py::dict d;
+    d["alpha"] = c.alpha;
+    d["delta"] = c.delta;
+    d["pool_size"] = c.pool_size;
+    d["label_cap"] = c.label_cap;
+    d["stop"] = stop_;
+    d["labels_used"] = c.labels_used;
+    d["unsafe_labels"] = c.unsafe_labels;
+    d["stopped"] = r.has_value();
+    d["reason"] = r ? py::object(py::str(std::string(cur::stopping_reason_name(*r)))) : py::none();
+    d["certified"] = c.certified;
+    d["certified_step"] = optional_value(c.certified_step);
+    d["threshold"] = c.threshold;
+    d["quantile"] = c.quantile;
+    d["selection_size"] = c.selection_size;
+    py::list steps;
+    for (const cur::SequentialStep& s : c.steps) steps.append(step_record(s));
+    d["steps"] = steps;
+    d["depth_trace"] = to_numpy(c.depth_trace);
+    return make_record(d);
+  }
+
+  std::int64_t labels_used() const { return walk_->labels_used(); }
+  py::object order() const { return to_numpy(order_); }
+
+ private:
+  static py::object step_record(const cur::SequentialStep& s) {
+    py::dict d;
+    d["quantile"] = s.quantile;
+    d["lambda"] = s.lambda;
+    d["N"] = s.N;
+    d["null_boundary"] = s.null_boundary;
+    d["m"] = s.m;
+    d["k"] = s.k;
+    d["p_anytime"] = s.p_anytime;
+    d["p_cap"] = optional_value(s.p_cap);
+    d["p"] = s.p;
+    d["rejected"] = s.rejected;
+    d["certified_after"] = optional_value(s.certified_after);
+    return make_record(d);
+  }
+
+  std::string stop_;
+  std::optional<cur::SequentialWalk> walk_;
+  std::vector<std::int64_t> order_;
+};
+
+}  // namespace
+
+void bind_sequential(py::module_& m) {
+  py::class_<SequentialCertifier>(
+      m, "SequentialCertifier",
+      "Label on demand: the sequential walk over a pool's scores (docs/sequential.md).\n\n"
+      "next_id() is the pool position to label next (None once stopped); add_label(id, unsafe)\n"
+      "records its label; should_stop() says whether a stop rule fired; certificate is the\n"
+      "certificate now, valid at whatever point the labeling stops.")
+      .def(py::init<py::handle, double, double, std::int64_t, std::uint64_t, const std::string&,
+                    const py::object&, double>(),
+           py::arg("scores"), py::kw_only(), py::arg("alpha") = 0.25, py::arg("delta") = 0.1,
+           py::arg("label_cap") = 200, py::arg("seed") = 0, py::arg("stop") = "auto",
+           py::arg("grid") = py::none(), py::arg("cap_test_share") = 0.2)
+      .def("next_id", &SequentialCertifier::next_id)
+      .def("add_label", &SequentialCertifier::add_label, py::arg("id"), py::arg("unsafe"))
+      .def("should_stop", &SequentialCertifier::should_stop)
+      .def_property_readonly("certificate", &SequentialCertifier::certificate)
+      .def_property_readonly("labels_used", &SequentialCertifier::labels_used)
+      .def_property_readonly("order", &SequentialCertifier::order);
+}
+
+}  // namespace ltt::python

@@ -1,0 +1,80 @@
+# ltt.SequentialCertifier: the sequential walk label by label, against the `ltt draw
+# --sequential` order and the library walk (validated in tests/curation); its stub.
+import numpy as np
+import pytest
+
+import ltt
+
+
+def graded_pool(N, u1, u_rest):
+    """Scores N..1; the top 15% hold a fraction u1 unsafe, the rest u_rest, spread evenly."""
+    N1 = N - (85 * (N - 1)) // 100
+    unsafe = np.zeros(N, dtype=bool)
+    for start, count, frac in ((0, N1, u1), (N1, N - N1, u_rest)):
+        bad = round(frac * count)
+        i = np.arange(count)
+        unsafe[start:start + count] = (i + 1) * bad // count > i * bad // count
+    return np.arange(N, 0, -1, dtype=float), unsafe
+
+
+def run(scores, unsafe, **kw):
+    c = ltt.SequentialCertifier(scores, **kw)
+    while not c.should_stop():
+        i = c.next_id()
+        c.add_label(i, bool(unsafe[i]))
+    return c
+
+
+def test_a_clean_pool_certifies_before_the_cap_and_stops():
+    scores, unsafe = graded_pool(1000, 0.0, 0.05)
+    c = run(scores, unsafe, seed=3, stop="target:0")
+    cert = c.certificate
+    assert cert.stopped and cert.reason == "target_certified"
+    assert cert.certified and cert.certified_step >= 0  # several steps may clear at once
+    assert c.labels_used == cert.labels_used < 200
+    assert c.next_id() is None
+    assert cert.steps[0].rejected and cert.steps[0].certified_after == c.labels_used
+    assert list(cert.depth_trace) == sorted(cert.depth_trace)
+    with pytest.raises(ValueError, match="has stopped"):
+        c.add_label(int(c.order[c.labels_used]), False)
+
+
+def test_order_is_the_seeded_label_order_and_labels_must_follow_it():
+    scores, unsafe = graded_pool(300, 0.1, 0.3)
+    c = ltt.SequentialCertifier(scores, seed=11, label_cap=50, stop="cap")
+    assert c.order.dtype == np.int64 and len(c.order) == 50 and len(set(c.order)) == 50
+    np.testing.assert_array_equal(c.order, ltt.SequentialCertifier(scores, seed=11, label_cap=50).order)
+    first = c.next_id()
+    assert first == c.order[0]
+    wrong = int(c.order[1])
+    with pytest.raises(ValueError, match="not the next in the label order"):
+        c.add_label(wrong, False)
+    c.add_label(first, bool(unsafe[first]))
+    assert c.labels_used == 1 and not c.should_stop()
+    assert c.certificate.reason is None and not c.certificate.stopped
+    c = run(scores, unsafe, seed=11, label_cap=50, stop="cap")
+    assert c.labels_used == 50 and c.certificate.reason == "label_cap"
+    assert all(s.p_cap is not None for s in c.certificate.steps)  # the exact test at the cap
+
+
+def test_a_bad_pool_is_refused_early_and_bad_arguments_are_value_errors():
+    scores, unsafe = graded_pool(2000, 0.55, 0.6)
+    c = run(scores, unsafe, seed=2, stop="early-refusal")
+    assert c.certificate.reason == "early_refusal" and not c.certificate.certified
+    assert c.labels_used < 120
+    with pytest.raises(ValueError, match="stop"):
+        ltt.SequentialCertifier(scores, stop="sometimes")
+    with pytest.raises(ValueError, match="label_cap"):
+        ltt.SequentialCertifier(scores, label_cap=0)
+    with pytest.raises(ValueError, match="alpha"):
+        ltt.SequentialCertifier(scores, alpha=1.5)
+
+
+def test_stub_declares_the_bindings_members():
+    import ast
+    from pathlib import Path
+    stub = ast.parse((Path(ltt.__file__).parent / "__init__.pyi").read_text())
+    cls = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "SequentialCertifier")
+    declared = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    bound = {n for n in vars(ltt.SequentialCertifier) if not n.startswith("_")} | {"__init__"}
+    assert declared == bound
