@@ -12,14 +12,14 @@
 #include <string>
 #include <string_view>
 
+#include "data/text.hpp"
+
 namespace ltt::learning::detail {
 
 [[noreturn]] inline void invalid(std::string_view function, std::string_view parameter,
                                  const std::string& value, std::string_view requirement) {
-  std::string message(function);
-  message.append(": parameter '").append(parameter).append("' = ").append(value);
-  message.append(" ").append(requirement);
-  throw std::invalid_argument(message);
+  throw std::invalid_argument(
+      data::cat(function, ": parameter '", parameter, "' = ", value, " ", requirement));
 }
 
 // Values in messages: integers in full, doubles to 17 significant digits (they read back as
