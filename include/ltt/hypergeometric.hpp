@@ -36,8 +36,8 @@ inline double hypergeometric_log_pmf(std::int64_t k, std::int64_t N, std::int64_
   // A mass near one: log1p of minus the mass elsewhere, both tails summed directly (each is
   // then the small one), since log P itself would carry the saddle point's absolute error.
   double elsewhere = 0.0;
-  if (k > h.lo) elsewhere += detail::outward_tail<true>(h, k - 1, detail::Direction::down).value;
-  if (k < h.hi) elsewhere += detail::outward_tail<true>(h, k + 1, detail::Direction::up).value;
+  if (k > h.lo) elsewhere += detail::outward_tail<true, detail::Direction::down>(h, k - 1).value;
+  if (k < h.hi) elsewhere += detail::outward_tail<true, detail::Direction::up>(h, k + 1).value;
   return std::log1p(-elsewhere);
 }
 

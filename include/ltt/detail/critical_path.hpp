@@ -62,7 +62,7 @@ class LatticeCursor {
       anchor();
       return;
     }
-    pmf_ *= MassRatios(Hypergeometric(N_, K_, m_), k_, Direction::up).next();
+    pmf_ *= MassRatios<Direction::up>(Hypergeometric(N_, K_, m_), k_).next();
     cdf_ = std::min(1.0, cdf_ + pmf_);
     ++k_;
   }
@@ -165,6 +165,21 @@ struct MassWindow {
   std::int64_t m_hi() const { return m_lo + static_cast<std::int64_t>(mass.size()) - 1; }
 };
 
+// Appends to `out` the masses outward from k, whose mass is `head`, until this one and all
+// beyond it are provably at most `tolerance`; returns that bound, 0 where the support ends first.
+template <Direction D>
+inline double outward_masses(const Hypergeometric& h, std::int64_t k, double head,
+                             double tolerance, std::vector<double>& out) {
+  double t = head;
+  for (MassRatios<D> ratios(h, k); ratios.more();) {
+    const double r = ratios.next();
+    t *= r;
+    if (r < 1.0 && t / (1.0 - r) <= tolerance) return t / (1.0 - r);  // this term and beyond
+    out.push_back(t);
+  }
+  return 0.0;
+}
+
 inline MassWindow mass_window(std::int64_t N, std::int64_t N1, std::int64_t n) {
   const Hypergeometric h(N, N1, n);
   MassWindow w;
@@ -176,26 +191,12 @@ inline MassWindow mass_window(std::int64_t N, std::int64_t N1, std::int64_t n) {
   constexpr double tolerance = 1e-17;
   const std::int64_t mode = h.mode();
   const double head = point_mass<true>(h, mode).value;
-  // Appends the masses outward from the mode until this one and all beyond it are provably at
-  // most the tolerance, and adds that bound to `dropped`.
-  const auto side = [&](Direction direction, std::vector<double>& out) {
-    double t = head;
-    for (MassRatios ratios(h, mode, direction); ratios.more();) {
-      const double r = ratios.next();
-      t *= r;
-      if (r < 1.0 && t / (1.0 - r) <= tolerance) {
-        w.dropped += t / (1.0 - r);
-        break;
-      }
-      out.push_back(t);
-    }
-  };
   std::vector<double> down;  // masses at mode - 1, mode - 2, ...
-  side(Direction::down, down);
+  w.dropped += outward_masses<Direction::down>(h, mode, head, tolerance, down);
   w.m_lo = mode - static_cast<std::int64_t>(down.size());
   w.mass.assign(down.rbegin(), down.rend());
   w.mass.push_back(head);
-  side(Direction::up, w.mass);
+  w.dropped += outward_masses<Direction::up>(h, mode, head, tolerance, w.mass);
   return w;
 }
 
