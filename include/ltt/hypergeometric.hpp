@@ -7,206 +7,23 @@
 //   hypergeometric_sf(k, N, K, n)       P[X >  k]   (asked for directly, never 1 - cdf)
 //   hypergeometric_log_*(k, N, K, n)    natural logs, finite far below the double range
 //
-// Algorithm (the approach of R's nmath phyper/dhyper, made exact in the deviations):
-//  1. The mass at one point is the 2x2 contingency-table form of Loader's saddle point,
-//       P[X = a] = sqrt(K (N-K) n (N-n) / (2 pi N a b c d)) exp(stirlerr terms - sum bd0),
-//     with cells a = k, b = K-k, c = n-k, d = N-K-n+k. Every cell deviates from its
-//     expectation by the same amount (ad - bc)/N, whose numerator is formed exactly in 128-bit
-//     integers, so no deviance suffers from a rounded expectation.
-//  2. A tail is summed from k outward, away from the mean, by the ratio recurrence of
-//     consecutive masses; the pmf is log-concave, so the ratios fall monotonically and the
-//     remainder after a term t with ratio r is at most t r / (1 - r): the sum stops once that
-//     bound is below 2^-60 of the partial sum.
-//  3. Only the smaller tail is summed directly; the larger one is its complement, which loses
-//     no relative accuracy and keeps cdf + sf = 1 to one rounding.
-// Double precision is used while the total deviance is at most 20 (the point mass above about
-// 1e-9), where it gives a relative error below 1e-14; beyond, the same formulas run in long
-// double, so log forms stay accurate when the value itself underflows. See
-// docs/hypergeometric.md for the error analysis and the measured accuracy.
+// Algorithm (R's nmath phyper/dhyper, made exact in the deviations): one mass by Loader's
+// saddle point with every cell's deviation from its expectation formed exactly; a tail summed
+// from k outward by the ratio recurrence of consecutive masses, stopped by a rigorous bound at
+// 2^-60 of the partial sum; only the smaller tail summed, the larger its complement. Relative
+// error below 1e-14, in long double where the mass is below about 1e-9, so the logs stay
+// accurate where the value underflows. The engine is <ltt/detail/hypergeometric_tail.hpp>;
+// docs/hypergeometric.md gives the error analysis and the measured accuracy.
 //
 // Parameters are int64 counts valid up to 2^53. k outside the support is not an error.
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 
-#include <ltt/detail/check.hpp>
-#include <ltt/detail/int128.hpp>
-#include <ltt/detail/saddle_point.hpp>
+#include <ltt/detail/hypergeometric_tail.hpp>
 
 namespace ltt {
-
-namespace detail {
-
-inline void check_hypergeometric(std::string_view function, std::int64_t N, std::int64_t K,
-                                 std::int64_t n) {
-  require_count(function, "N", N);
-  require_count(function, "K", K);
-  require_count(function, "n", n);
-  require_at_most(function, "K", K, "N", N);
-  require_at_most(function, "n", n, "N", N);
-}
-
-// A hypergeometric law with its support [lo, hi] precomputed.
-struct Hypergeometric {
-  std::int64_t N, K, n, lo, hi;
-  Hypergeometric(std::int64_t N_, std::int64_t K_, std::int64_t n_)
-      : N(N_), K(K_), n(n_), lo(n_ - (N_ - K_) > 0 ? n_ - (N_ - K_) : 0), hi(n_ < K_ ? n_ : K_) {}
-
-  // k below the mean nK/N, decided exactly.
-  bool below_mean(std::int64_t k) const {
-    return static_cast<int128>(k) * N < static_cast<int128>(K) * n;
-  }
-};
-
-// log P[X = k] and P[X = k] for lo <= k <= hi with lo < hi (every margin is then >= 1).
-struct PointMass {
-  long double log;  // to a few units of long double when precise, of double otherwise
-  double value;     // 0 or subnormal only when the true value is below DBL_MIN
-};
-
-constexpr double log_sqrt_2pi = 0.918938533204672741780329736406;
-constexpr long double log_sqrt_2pi_l = 0.918938533204672741780329736406L;
-
-template <class T>
-struct Deviances {
-  T total;     // sum of the four cells' bd0
-  T log_root;  // log of the square-root prefactor, without the 2 pi of the non-empty cells
-};
-
-template <class T>
-inline Deviances<T> table_deviances(const Hypergeometric& h, std::int64_t k, int128 D) {
-  const std::int64_t a = k, b = h.K - k, c = h.n - k, d = h.N - h.K - h.n + k;
-  const T Nt = static_cast<T>(h.N);
-  const T delta = static_cast<T>(D) / Nt;  // a - E[a] = d - E[d] = -(b - E[b]) = -(c - E[c])
-  const T Kt = static_cast<T>(h.K), nt = static_cast<T>(h.n);
-  const T Kc = static_cast<T>(h.N - h.K), nc = static_cast<T>(h.N - h.n);
-  const T total = deviance<T>(static_cast<T>(a), Kt * nt / Nt, delta) +
-                  deviance<T>(static_cast<T>(b), Kt * nc / Nt, -delta) +
-                  deviance<T>(static_cast<T>(c), Kc * nt / Nt, -delta) +
-                  deviance<T>(static_cast<T>(d), Kc * nc / Nt, delta);
-  // Empty cells contribute neither a factor to the prefactor nor a 1/sqrt(2 pi): log 0! = 0.
-  T denominator = Nt;
-  int empty = 0;
-  for (std::int64_t cell : {a, b, c, d}) {
-    if (cell == 0) ++empty;
-    else denominator *= static_cast<T>(cell);
-  }
-  using std::log;
-  const T log_root = T(0.5) * log(Kt * Kc * nt * nc / denominator) +
-                     static_cast<T>(empty) * static_cast<T>(log_sqrt_2pi_l);
-  return {total, log_root};
-}
-
-inline double table_stirlerr(const Hypergeometric& h, std::int64_t k) {
-  const std::int64_t b = h.K - k, c = h.n - k, d = h.N - h.K - h.n + k;
-  auto s = [](std::int64_t x) { return stirlerr(static_cast<double>(x)); };
-  return (s(h.K) + s(h.N - h.K) + s(h.n) + s(h.N - h.n)) - (s(h.N) + s(k) + s(b) + s(c) + s(d));
-}
-
-// P[X = k] through the saddle point. Precise: switch to long double when the deviance is
-// large enough that double rounding of it would exceed about 1e-14 relative in the result.
-template <bool Precise>
-inline PointMass point_mass(const Hypergeometric& h, std::int64_t k) {
-  const int128 D = static_cast<int128>(k) * (h.N - h.K - h.n + k) -
-                   static_cast<int128>(h.K - k) * (h.n - k);
-  const double stir = table_stirlerr(h, k);
-  const Deviances<double> dev = table_deviances<double>(h, k, D);
-  if (!Precise || dev.total <= 20.0) {
-    const double log_value = stir - dev.total + dev.log_root - log_sqrt_2pi;
-    return {log_value, std::exp(log_value)};
-  }
-  const Deviances<long double> devl = table_deviances<long double>(h, k, D);
-  const long double log_value =
-      static_cast<long double>(stir) - devl.total + devl.log_root - log_sqrt_2pi_l;
-  return {log_value, static_cast<double>(std::exp(log_value))};
-}
-
-struct TailSum {
-  long double log;  // natural log of the tail
-  double value;
-};
-
-// Sum of P[X = j] from j = start outward to the support end (downward or upward), by the
-// ratio recurrence P[j-1]/P[j] = j (N-K-n+j) / ((K-j+1) (n-j+1)) and its mirror image.
-template <bool Precise>
-inline TailSum outward_tail(const Hypergeometric& h, std::int64_t start, bool downward) {
-  const PointMass head = point_mass<Precise>(h, start);
-  constexpr double tolerance = 0x1p-60;
-  double sum = 1.0, term = 1.0;  // relative to the head
-  // The factors of the ratio move by one per step, exactly: all are integers below 2^53.
-  if (downward) {
-    double j = static_cast<double>(start), d = static_cast<double>(h.N - h.K - h.n + start);
-    double b1 = static_cast<double>(h.K - start + 1), c1 = static_cast<double>(h.n - start + 1);
-    for (std::int64_t steps = start - h.lo; steps > 0; --steps) {
-      const double r = (j * d) / (b1 * c1);
-      term *= r;
-      sum += term;
-      if (term * r <= tolerance * sum * (1.0 - r)) break;
-      j -= 1.0, d -= 1.0, b1 += 1.0, c1 += 1.0;
-    }
-  } else {
-    double b = static_cast<double>(h.K - start), c = static_cast<double>(h.n - start);
-    double j1 = static_cast<double>(start + 1);
-    double d1 = static_cast<double>(h.N - h.K - h.n + start + 1);
-    for (std::int64_t steps = h.hi - start; steps > 0; --steps) {
-      const double r = (b * c) / (j1 * d1);
-      term *= r;
-      sum += term;
-      if (term * r <= tolerance * sum * (1.0 - r)) break;
-      b -= 1.0, c -= 1.0, j1 += 1.0, d1 += 1.0;
-    }
-  }
-  const long double log = head.log + static_cast<long double>(std::log(sum));
-  // Below DBL_MIN the head alone may have lost digits to gradual underflow: rebuild from logs.
-  const double value = head.value >= std::numeric_limits<double>::min()
-                           ? head.value * sum
-                           : static_cast<double>(std::exp(log));
-  return {log, value};
-}
-
-enum class Tail { lower, upper };
-
-// P[X <= k] (lower) or P[X > k] (upper) for lo <= k < hi, as value or log. The smaller of the
-// two tails is always summed directly and the larger is one minus it (log1p(-t) for logs), so
-// cdf + sf = 1 up to one rounding and a small tail never comes out of a subtraction. The
-// tail on the side of k away from the mean is tried first; it is the smaller one unless it
-// exceeds one half (k near the mean, or skewed laws such as K = 1), and only then is the
-// other side summed as well.
-template <bool Log>
-inline double tail_probability(const Hypergeometric& h, std::int64_t k, Tail want) {
-  const bool lower_is_direct = h.below_mean(k);
-  auto sum_side = [&](bool lower, auto precise) {
-    constexpr bool P = decltype(precise)::value;
-    return lower ? outward_tail<P>(h, k, true) : outward_tail<P>(h, k + 1, false);
-  };
-  auto small = [](const TailSum& t) { return Log ? static_cast<double>(t.log) : t.value; };
-  auto large = [](const TailSum& t) { return Log ? std::log1p(-t.value) : 1.0 - t.value; };
-  const bool want_direct = (want == Tail::lower) == lower_is_direct;
-  // When the direct side is only needed for a plain complement, double precision suffices:
-  // the long-double path matters only when it is tiny, and then 1 - s rounds to the same.
-  const TailSum s = (want_direct || Log) ? sum_side(lower_is_direct, std::true_type{})
-                                         : sum_side(lower_is_direct, std::false_type{});
-  if (s.value <= 0.5) return want_direct ? small(s) : large(s);
-  const TailSum t = sum_side(!lower_is_direct, std::true_type{});
-  return want_direct ? large(t) : small(t);
-}
-
-// The public tails: validate, answer k outside the support exactly, else sum.
-template <bool Log>
-inline double checked_tail(std::string_view function, std::int64_t k, std::int64_t N,
-                           std::int64_t K, std::int64_t n, Tail want) {
-  check_hypergeometric(function, N, K, n);
-  const Hypergeometric h(N, K, n);
-  const double none = Log ? -std::numeric_limits<double>::infinity() : 0.0;
-  const double all = Log ? 0.0 : 1.0;
-  if (k < h.lo) return want == Tail::lower ? none : all;
-  if (k >= h.hi) return want == Tail::lower ? all : none;
-  return tail_probability<Log>(h, k, want);
-}
-
-}  // namespace detail
 
 inline double hypergeometric_log_pmf(std::int64_t k, std::int64_t N, std::int64_t K,
                                      std::int64_t n) {
@@ -219,8 +36,8 @@ inline double hypergeometric_log_pmf(std::int64_t k, std::int64_t N, std::int64_
   // A mass near one: log1p of minus the mass elsewhere, both tails summed directly (each is
   // then the small one), since log P itself would carry the saddle point's absolute error.
   double elsewhere = 0.0;
-  if (k > h.lo) elsewhere += detail::outward_tail<true>(h, k - 1, true).value;
-  if (k < h.hi) elsewhere += detail::outward_tail<true>(h, k + 1, false).value;
+  if (k > h.lo) elsewhere += detail::outward_tail<true, detail::Direction::down>(h, k - 1).value;
+  if (k < h.hi) elsewhere += detail::outward_tail<true, detail::Direction::up>(h, k + 1).value;
   return std::log1p(-elsewhere);
 }
 

@@ -28,7 +28,7 @@
 
 #include <ltt/detail/check.hpp>
 #include <ltt/detail/int128.hpp>
-#include <ltt/hypergeometric.hpp>
+#include <ltt/detail/hypergeometric_tail.hpp>
 
 namespace ltt {
 
@@ -200,9 +200,7 @@ class CompositionPvalueTable {
   void fill_row(std::int64_t m, Scratch& s) {
     double* out = values_.data() + offset(m);
     const detail::Hypergeometric h(N_sel_, U_, m);
-    const std::int64_t mode = std::clamp<std::int64_t>(
-        static_cast<std::int64_t>(static_cast<detail::int128>(m + 1) * (U_ + 1) / (N_sel_ + 2)),
-        h.lo, h.hi);
+    const std::int64_t mode = h.mode();
     long double* mass = s.current;
     if (m == 0) {
       mass[0] = 1.0L;

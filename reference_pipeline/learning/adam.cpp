@@ -2,15 +2,15 @@
 
 #include "learning/adam.hpp"
 
-#include <ltt/detail/check.hpp>
+#include "learning/detail/check.hpp"
 
 #include <cmath>
 
 namespace ltt::learning {
 
 void check_adam(std::string_view function, const AdamOptions& adam) {
-  using ltt::detail::invalid;
-  using ltt::detail::show;
+  using detail::invalid;
+  using detail::show;
   if (!(std::isfinite(adam.learning_rate) && adam.learning_rate > 0.0))
     invalid(function, "adam.learning_rate", show(adam.learning_rate), "must be finite and > 0");
   if (!(adam.beta1 >= 0.0 && adam.beta1 < 1.0))

@@ -7,7 +7,7 @@
 #include "learning/torch_backend.hpp"
 #endif
 
-#include <ltt/detail/check.hpp>
+#include "learning/detail/check.hpp"
 
 #include <string>
 
@@ -78,12 +78,12 @@ const Backend& backend_named(std::string_view name) {
 #endif
   std::string known;
   for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
-  ltt::detail::invalid("ltt::learning::backend_named", "backend", std::string(name),
-                       "is not a backend built into this program (built in: " + known +
+  detail::invalid("ltt::learning::backend_named", "backend", std::string(name),
+                  "is not a backend built into this program (built in: " + known +
 #ifdef LTT_LEARNING_WITH_TORCH
-                           ")");
+                      ")");
 #else
-                           "; LibTorch needs the CMake option LTT_WITH_TORCH)");
+                      "; LibTorch needs the CMake option LTT_WITH_TORCH)");
 #endif
 }
 

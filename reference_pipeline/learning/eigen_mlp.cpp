@@ -5,8 +5,6 @@
 #include "learning/detail/data.hpp"
 #include "learning/losses.hpp"
 
-#include <ltt/detail/check.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -16,8 +14,8 @@ namespace ltt::learning {
 
 namespace {
 
-using ltt::detail::invalid;
-using ltt::detail::show;
+using detail::invalid;
+using detail::show;
 
 template <class S>
 using RowMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

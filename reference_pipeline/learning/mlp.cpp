@@ -2,8 +2,9 @@
 
 #include "learning/mlp.hpp"
 
+#include "learning/detail/check.hpp"
+
 #include <curation/detail/random.hpp>
-#include <ltt/detail/check.hpp>
 
 #include <cmath>
 #include <random>
@@ -29,7 +30,7 @@ namespace {
 void check_widths(std::string_view function, std::int64_t input, std::span<const std::int64_t> hidden,
                   std::string_view output_name, std::int64_t output) {
   auto check = [&](const std::string& name, std::int64_t w) {
-    if (w < 1 || w > max_width) ltt::detail::invalid(function, name, ltt::detail::show(w), "must lie in [1, 2^24]");
+    if (w < 1 || w > max_width) detail::invalid(function, name, detail::show(w), "must lie in [1, 2^24]");
   };
   check("input", input);
   for (std::size_t i = 0; i < hidden.size(); ++i) check("hidden[" + std::to_string(i) + "]", hidden[i]);
@@ -60,15 +61,15 @@ MlpShape policy_shape(std::int64_t input, std::span<const std::int64_t> hidden, 
 
 void check_shape(std::string_view function, std::string_view parameter, const MlpShape& shape) {
   if (shape.widths.size() < 2)
-    ltt::detail::invalid(function, std::string(parameter) + ".widths.size()",
+    detail::invalid(function, std::string(parameter) + ".widths.size()",
                          std::to_string(shape.widths.size()),
                          "must be at least 2 (input and output width)");
   for (std::size_t i = 0; i < shape.widths.size(); ++i)
     if (shape.widths[i] < 1 || shape.widths[i] > max_width)
-      ltt::detail::invalid(function, std::string(parameter) + ".widths[" + std::to_string(i) + "]",
-                           ltt::detail::show(shape.widths[i]), "must lie in [1, 2^24]");
+      detail::invalid(function, std::string(parameter) + ".widths[" + std::to_string(i) + "]",
+                           detail::show(shape.widths[i]), "must lie in [1, 2^24]");
   if (shape.output != OutputActivation::identity && shape.output != OutputActivation::tanh)
-    ltt::detail::invalid(function, std::string(parameter) + ".output",
+    detail::invalid(function, std::string(parameter) + ".output",
                          std::to_string(static_cast<std::uint32_t>(shape.output)),
                          "is not a known OutputActivation (0 identity, 1 tanh)");
 }

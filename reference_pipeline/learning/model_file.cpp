@@ -2,10 +2,11 @@
 
 #include "learning/model_file.hpp"
 
+#include "learning/detail/check.hpp"
+
 #include <data/atomic_output.hpp>
 #include <data/error.hpp>
 #include <data/fnv1a.hpp>
-#include <ltt/detail/check.hpp>
 
 #include <bit>
 #include <cerrno>
@@ -82,7 +83,7 @@ class Reader {
 std::string encode_models(std::span<const MlpWeights> networks) {
   constexpr std::string_view fn = "ltt::learning::encode_models";
   if (networks.empty() || networks.size() > max_networks)
-    ltt::detail::invalid(fn, "networks.size()", std::to_string(networks.size()), "must lie in [1, 65536]");
+    detail::invalid(fn, "networks.size()", std::to_string(networks.size()), "must lie in [1, 65536]");
   std::string out(magic);
   put_u32(out, model_file_version);
   put_u32(out, static_cast<std::uint32_t>(networks.size()));
@@ -91,10 +92,10 @@ std::string encode_models(std::span<const MlpWeights> networks) {
     const std::string who = "networks[" + std::to_string(k) + "]";
     check_shape(fn, who + ".shape", net.shape);
     if (net.shape.layers() > static_cast<std::int64_t>(max_layers))
-      ltt::detail::invalid(fn, who + ".shape.widths.size()", std::to_string(net.shape.widths.size()),
+      detail::invalid(fn, who + ".shape.widths.size()", std::to_string(net.shape.widths.size()),
                            "must be at most 1025 (1024 layers)");
     if (static_cast<std::int64_t>(net.parameters.size()) != net.shape.parameter_count())
-      ltt::detail::invalid(fn, who + ".parameters.size()", std::to_string(net.parameters.size()),
+      detail::invalid(fn, who + ".parameters.size()", std::to_string(net.parameters.size()),
                            "must equal shape.parameter_count() = " +
                                std::to_string(net.shape.parameter_count()));
     put_u32(out, static_cast<std::uint32_t>(net.shape.output));
@@ -102,8 +103,8 @@ std::string encode_models(std::span<const MlpWeights> networks) {
     for (const auto w : net.shape.widths) put_u32(out, static_cast<std::uint32_t>(w));
     for (std::size_t i = 0; i < net.parameters.size(); ++i) {
       if (!std::isfinite(net.parameters[i]))
-        ltt::detail::invalid(fn, who + ".parameters[" + std::to_string(i) + "]",
-                             ltt::detail::show(static_cast<double>(net.parameters[i])),
+        detail::invalid(fn, who + ".parameters[" + std::to_string(i) + "]",
+                             detail::show(static_cast<double>(net.parameters[i])),
                              "must be finite (training diverged?)");
       put_u32(out, std::bit_cast<std::uint32_t>(net.parameters[i]));
     }

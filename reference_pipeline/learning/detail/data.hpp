@@ -1,10 +1,9 @@
 #pragma once
 // Checks and helpers the trainers share: row-major float tables, finite values, the seeded
-// shuffle and the worker pool for ensemble members.
+// shuffle and the worker pool for ensemble members. The argument checks are detail/check.hpp.
 
+#include "learning/detail/check.hpp"
 #include "learning/mlp.hpp"
-
-#include <ltt/detail/check.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -17,20 +16,6 @@
 #include <vector>
 
 namespace ltt::learning::detail {
-
-using ltt::detail::invalid;
-using ltt::detail::show;
-
-inline std::int64_t ssize(std::size_t n) { return static_cast<std::int64_t>(n); }
-
-// A span handed to a backend must have exactly the size its shape implies (both backends
-// read raw memory from it).
-inline void require_size(std::string_view function, std::string_view parameter, std::size_t size,
-                         std::int64_t expected, std::string_view why) {
-  if (ssize(size) != expected)
-    invalid(function, std::string(parameter) + ".size()", show(ssize(size)),
-            "must equal " + std::string(why) + " = " + show(expected));
-}
 
 // Rows of a row-major table of `width` columns whose values must all be finite.
 inline std::int64_t table_rows(std::string_view function, std::string_view parameter,
@@ -47,11 +32,6 @@ inline std::int64_t table_rows(std::string_view function, std::string_view param
                   "][" + std::to_string(i % static_cast<std::size_t>(width)) + "]",
               show(static_cast<double>(table[i])), "must be a finite number");
   return ssize(table.size()) / width;
-}
-
-inline void require_at_least(std::string_view function, std::string_view parameter,
-                             std::int64_t x, std::int64_t least) {
-  if (x < least) invalid(function, parameter, show(x), "must be at least " + show(least));
 }
 
 // Hidden widths given in training options, each in [1, 2^24].
