@@ -24,6 +24,7 @@
 #include <queue>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ltt {
@@ -202,6 +203,84 @@ struct WiderFirst {
   bool operator()(const Cell& x, const Cell& y) const { return x.width < y.width; }
 };
 
+// The posterior mass outside the window [window_lo, window_hi] and the rates at its ends: the
+// tails' contribution to the bracket, rate in [rate(window_lo), 1] below, [0, rate(window_hi)]
+// above.
+struct Tails {
+  double below = 0.0, above = 0.0;
+  double rate_at_lo = 0.0, rate_at_hi = 0.0;
+};
+
+using OpenRuns = std::priority_queue<Cell, std::vector<Cell>, WiderFirst>;
+
+// The first points: the window ends, the decile point, and an even grid (every u when
+// exhaustive, which leaves nothing to refine); sorted and distinct. Sets t.exhaustive.
+inline std::vector<std::int64_t> initial_points(CertificateTriple& t,
+                                                const CertificateTripleOptions& options) {
+  std::vector<std::int64_t> us{t.window_lo, t.window_hi, t.U1_upper_decile};
+  using Sum = CertificateTripleOptions::Sum;
+  const std::int64_t span = t.window_hi - t.window_lo;
+  t.exhaustive = options.sum == Sum::exhaustive ||
+                 (options.sum == Sum::automatic && span < options.exhaustive_window);
+  const std::int64_t grid = t.exhaustive ? span : std::min<std::int64_t>(span, 32);
+  for (std::int64_t i = 1; i < grid; ++i) us.push_back(t.window_lo + span * i / grid);
+  std::sort(us.begin(), us.end());
+  us.erase(std::unique(us.begin(), us.end()), us.end());
+  return us;
+}
+
+// Refinement: bisect the run that contributes most to the bracket until the bracket is
+// narrower than the tolerance. A run whose endpoint rates are equal is exact already; the
+// widest open run being such means every open run is, and only the tails remain. Returns the
+// runs still open; the evaluated midpoints are appended to points.
+template <class Evaluate>
+OpenRuns refine(std::vector<Point>& points, const Tails& tails, double tolerance_option,
+                Evaluate&& evaluate_at) {
+  long double width = static_cast<long double>(tails.below) * (1.0 - tails.rate_at_lo) +
+                      static_cast<long double>(tails.above) * tails.rate_at_hi;
+  OpenRuns open;
+  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+    if (points[i + 1].u - points[i].u < 2) continue;
+    const Cell c = make_cell(points[i], points[i + 1]);
+    width += c.width;
+    open.push(c);
+  }
+  const auto tolerance = static_cast<long double>(tolerance_option);
+  while (!open.empty() && width > 0.0L && width >= tolerance && open.top().width > 0.0) {
+    const Cell c = open.top();
+    open.pop();
+    const std::int64_t s = c.lo.u + (c.hi.u - c.lo.u) / 2;
+    const Point mid = evaluate_at(s);
+    points.push_back(mid);
+    width -= c.width;
+    for (const Cell& half : {make_cell(c.lo, mid), make_cell(mid, c.hi)}) {
+      if (half.hi.u - half.lo.u < 2) continue;
+      width += half.width;
+      open.push(half);
+    }
+  }
+  return open;
+}
+
+// The sum proper, in long double: evaluated points exactly, open runs and tails as brackets.
+inline std::pair<long double, long double> bracket(const std::vector<Point>& points,
+                                                   OpenRuns& open, const Tails& tails) {
+  long double lower = 0.0L, upper = 0.0L;
+  for (const auto& p : points) {
+    lower += static_cast<long double>(p.mass) * p.rate;
+    upper += static_cast<long double>(p.mass) * p.rate;
+  }
+  for (; !open.empty(); open.pop()) {
+    const Cell& c = open.top();
+    lower += static_cast<long double>(c.interior) * std::min(c.lo.rate, c.hi.rate);
+    upper += static_cast<long double>(c.interior) * std::max(c.lo.rate, c.hi.rate);
+  }
+  lower += static_cast<long double>(tails.below) * tails.rate_at_lo;
+  upper += static_cast<long double>(tails.below) +
+           static_cast<long double>(tails.above) * tails.rate_at_hi;
+  return {lower, upper};
+}
+
 inline void check_arguments(std::string_view fn, std::int64_t N, std::int64_t N1,
                             std::int64_t m1, std::int64_t k1, std::int64_t n, double alpha,
                             double delta, const CertificateTripleOptions& o) {
@@ -285,18 +364,7 @@ CertificateTriple certificate_triple(std::int64_t N, std::int64_t N1, std::int64
     return ct::Point{u, r, UnsafeCountPosterior::between(left, right), left, right};
   };
 
-  // Initial points: the window ends, the decile point, and an even grid (every u when
-  // exhaustive, which leaves nothing to refine); sorted and distinct.
-  std::vector<std::int64_t> us{t.window_lo, t.window_hi, t.U1_upper_decile};
-  using Sum = CertificateTripleOptions::Sum;
-  const std::int64_t span = t.window_hi - t.window_lo;
-  t.exhaustive = options.sum == Sum::exhaustive ||
-                 (options.sum == Sum::automatic && span < options.exhaustive_window);
-  const std::int64_t grid = t.exhaustive ? span : std::min<std::int64_t>(span, 32);
-  for (std::int64_t i = 1; i < grid; ++i) us.push_back(t.window_lo + span * i / grid);
-  std::sort(us.begin(), us.end());
-  us.erase(std::unique(us.begin(), us.end()), us.end());
-
+  const std::vector<std::int64_t> us = ct::initial_points(t, options);
   std::vector<ct::Point> points;
   points.reserve(us.size());
   for (std::int64_t u : us) {
@@ -305,47 +373,11 @@ CertificateTriple certificate_triple(std::int64_t N, std::int64_t N1, std::int64
     points.push_back(evaluate(u, adjacent ? points.back().right : posterior.boundary(u - 1)));
     if (u == t.U1_upper_decile) t.r_lo = points.back().rate;
   }
-  const double rate_at_lo = points.front().rate, rate_at_hi = points.back().rate;
-
-  // Refinement. A run whose endpoint rates are equal is exact already; the widest open run
-  // being such means every open run is, and only the tails remain.
-  long double width = static_cast<long double>(below) * (1.0 - rate_at_lo) +
-                      static_cast<long double>(above) * rate_at_hi;
-  std::priority_queue<ct::Cell, std::vector<ct::Cell>, ct::WiderFirst> open;
-  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
-    if (points[i + 1].u - points[i].u < 2) continue;
-    const ct::Cell c = ct::make_cell(points[i], points[i + 1]);
-    width += c.width;
-    open.push(c);
-  }
-  const auto tolerance = static_cast<long double>(options.tolerance);
-  while (!open.empty() && width > 0.0L && width >= tolerance && open.top().width > 0.0) {
-    const ct::Cell c = open.top();
-    open.pop();
-    const std::int64_t s = c.lo.u + (c.hi.u - c.lo.u) / 2;
-    const ct::Point mid = evaluate(s, posterior.boundary(s - 1));
-    points.push_back(mid);
-    width -= c.width;
-    for (const ct::Cell& half : {ct::make_cell(c.lo, mid), ct::make_cell(mid, c.hi)}) {
-      if (half.hi.u - half.lo.u < 2) continue;
-      width += half.width;
-      open.push(half);
-    }
-  }
-
-  // The sum proper, in long double: evaluated points exactly, open runs and tails as brackets.
-  long double lower = 0.0L, upper = 0.0L;
-  for (const auto& p : points) {
-    lower += static_cast<long double>(p.mass) * p.rate;
-    upper += static_cast<long double>(p.mass) * p.rate;
-  }
-  for (; !open.empty(); open.pop()) {
-    const ct::Cell& c = open.top();
-    lower += static_cast<long double>(c.interior) * std::min(c.lo.rate, c.hi.rate);
-    upper += static_cast<long double>(c.interior) * std::max(c.lo.rate, c.hi.rate);
-  }
-  lower += static_cast<long double>(below) * rate_at_lo;
-  upper += static_cast<long double>(below) + static_cast<long double>(above) * rate_at_hi;
+  const ct::Tails tails{below, above, points.front().rate, points.back().rate};
+  ct::OpenRuns open = ct::refine(points, tails, options.tolerance, [&](std::int64_t s) {
+    return evaluate(s, posterior.boundary(s - 1));
+  });
+  const auto [lower, upper] = ct::bracket(points, open, tails);
 
   t.r_hat_lower = static_cast<double>(lower);
   t.r_hat_upper = static_cast<double>(upper);
