@@ -24,6 +24,7 @@
 
 #include <curation/calibration.hpp>
 #include <curation/detail/check.hpp>
+#include <curation/detail/grid_walk.hpp>
 #include <curation/selection.hpp>
 #include <curation/threshold_grid.hpp>
 #include <ltt/bounds.hpp>
@@ -141,28 +142,12 @@ inline std::vector<CertificateStep> composition_walk(const ThresholdGrid& grid,
   ltt::detail::require_open_unit(fn, "delta", delta);
   detail::require_same_size(fn, "counts.m", counts.m.size(), "grid.lambda", grid.lambda.size());
   detail::require_same_size(fn, "counts.k", counts.k.size(), "grid.lambda", grid.lambda.size());
-  std::vector<CertificateStep> steps;
-  const ltt::FixedSequenceResult walk = ltt::fixed_sequence(
-      grid.size(),
-      [&](std::int64_t j) {
-        const auto s = static_cast<std::size_t>(j);
-        CertificateStep step;
-        step.quantile = grid.quantile[s];
-        step.lambda = grid.lambda[s];
-        step.N = grid.selection_size[s];
-        step.m = counts.m[s];
-        step.k = counts.k[s];
-        step.null_boundary = ltt::null_boundary(step.N, alpha);
-        step.p = ltt::composition_pvalue(step.k, step.m, step.N, alpha);
-        steps.push_back(step);
-        return step.p;
-      },
-      delta);
-  // The decisions are the walk's own: every step up to the last rejection was rejected.
-  if (walk.last_rejected)
-    for (std::int64_t j = 0; j <= *walk.last_rejected; ++j)
-      steps[static_cast<std::size_t>(j)].rejected = true;
-  return steps;
+  return detail::grid_walk<CertificateStep>(grid, delta, [&](std::size_t s, CertificateStep& step) {
+           step.m = counts.m[s];
+           step.k = counts.k[s];
+           step.null_boundary = ltt::null_boundary(step.N, alpha);
+           step.p = ltt::composition_pvalue(step.k, step.m, step.N, alpha);
+         }).steps;
 }
 
 // K = max(min(minimum_selection, N), floor(L N)), L the one-sided Clopper-Pearson lower bound

@@ -16,6 +16,7 @@
 
 #include <curation/calibration.hpp>
 #include <curation/detail/check.hpp>
+#include <curation/detail/grid_walk.hpp>
 #include <curation/detail/sum.hpp>
 #include <curation/threshold_grid.hpp>
 #include <ltt/bounds.hpp>
@@ -27,6 +28,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ltt::curation {
@@ -100,26 +102,17 @@ inline MeanCostCertificate mean_cost_certificate(const ThresholdGrid& grid,
   c.pool_size = grid.pool_size;
   c.calibration_size = detail::ssize(calibration_index.size());
   c.grid_size = grid.size();
-  const ltt::FixedSequenceResult walk = ltt::fixed_sequence(
-      grid.size(),
-      [&](std::int64_t j) {
-        const auto s = static_cast<std::size_t>(j);
-        MeanCostStep step;
-        step.quantile = grid.quantile[s];
-        step.lambda = grid.lambda[s];
-        step.N = grid.selection_size[s];
+  detail::GridWalk<MeanCostStep> walk =
+      detail::grid_walk<MeanCostStep>(grid, delta, [&](std::size_t s, MeanCostStep& step) {
         step.m = m[s];
         if (step.m > 0) {
           const std::span<const double> sample(sorted_cost.data(), static_cast<std::size_t>(step.m));
           step.sample_mean_cost = detail::compensated_mean(sample);
           step.p = ltt::hoeffding_serfling_pvalue(sample, step.N, budget, range);
         }
-        c.steps.push_back(step);
-        return step.p;
-      },
-      delta);
+      });
+  c.steps = std::move(walk.steps);
   if (walk.last_rejected) {
-    for (std::int64_t j = 0; j <= *walk.last_rejected; ++j) c.steps[static_cast<std::size_t>(j)].rejected = true;
     c.certified = true;
     c.certified_step = walk.last_rejected;
     const MeanCostStep& s = c.steps[static_cast<std::size_t>(*walk.last_rejected)];
