@@ -215,7 +215,8 @@ void copy_selection(const fs::path& in, const fs::path& temporary, std::string_v
   child.step("listing its contents");
   const std::vector<Link> links = all_links(input.file.get(), in_name);
 
-  Handle output = check(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+  const Handle access = chunk_cache_access(out_name);
+  Handle output = check(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()),
                         H5Fclose, out_name, "cannot create the file");
   child.step("copying the attributes of its root");
   copy_attributes(input.file.get(), output.get(), input.size, in_name, "the root group");

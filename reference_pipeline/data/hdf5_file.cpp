@@ -73,8 +73,17 @@ void check(herr_t status, std::string_view file, std::string_view what) {
   if (status < 0) fail_hdf5(file, what);
 }
 
+Handle chunk_cache_access(std::string_view file) {
+  Handle list =
+      check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, file, "cannot create a property list");
+  check(H5Pset_cache(list.get(), 0, chunk_cache_slots, chunk_cache_bytes, 1.0), file,
+        "cannot set the chunk cache");
+  return list;
+}
+
 Input open_input(const std::filesystem::path& path, std::string_view name) {
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const Handle access = chunk_cache_access(name);
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get());
   if (file < 0) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(name, "cannot read it");

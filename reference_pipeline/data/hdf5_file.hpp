@@ -112,6 +112,17 @@ struct Input {
   hsize_t size = 0;
 };
 
+// The chunk cache of every dataset of a file opened or created with this access list. HDF5's
+// default (1 MiB) is smaller than one chunk of a large compressed key (h5py gives a 1M x 72
+// float32 key chunks of several MiB), and a chunk that does not fit is decompressed again for
+// every row range read from it, and read back, decompressed and recompressed for every range
+// written into it: a selection of short episodes then costs minutes instead of seconds. 64 MiB
+// holds a row stripe of such chunks; w0 = 1 evicts a chunk once it has been read or written
+// whole. The memory is taken only as chunks are cached.
+inline constexpr std::size_t chunk_cache_bytes = std::size_t{64} << 20;
+inline constexpr std::size_t chunk_cache_slots = 12421;  // a prime, ~100 x the chunks it holds
+Handle chunk_cache_access(std::string_view file);
+
 Input open_input(const std::filesystem::path& path, std::string_view name);
 
 // One dataset of an input, opened and checked (type_problem, check_storage).
