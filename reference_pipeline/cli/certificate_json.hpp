@@ -8,8 +8,7 @@
 
 #include <string_view>
 
-#include "json_fields.hpp"
-#include "json_writer.hpp"
+#include "format.hpp"
 
 namespace ltt::cli {
 
