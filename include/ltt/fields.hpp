@@ -1,7 +1,7 @@
 #pragma once
 // The fields of each result struct, named and in order: fields(x, visit) calls
 // visit(name, value) once per field. One list per struct, so every serializer (the program's
-// JSON in reference_pipeline/cli/json_fields.hpp, the Python module's records in
+// JSON in reference_pipeline/data/json_fields.hpp, the Python module's records in
 // python/src/record.hpp) writes the same names in the same order and none can drift from
 // another. A value is a number, a bool, a std::string_view, a std::optional of one (absent:
 // JSON null, Python None), a std::vector of them, or another struct that has fields(). Enums

@@ -34,8 +34,6 @@
 #include "dataset_file.hpp"
 #include "format.hpp"
 #include "gate.hpp"
-#include "json_fields.hpp"
-#include "json_writer.hpp"
 #include "pool_file.hpp"
 #include "selection_format.hpp"
 #include "selection_output.hpp"

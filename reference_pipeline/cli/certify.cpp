@@ -17,7 +17,7 @@
 #include "certificate_summary.hpp"
 #include "certification.hpp"
 #include "dataset_file.hpp"
-#include "json_writer.hpp"
+#include "format.hpp"
 #include "pool_file.hpp"
 #include "subcommand.hpp"
 

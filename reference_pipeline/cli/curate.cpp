@@ -18,7 +18,7 @@
 #include "certificate_summary.hpp"
 #include "certification.hpp"
 #include "dataset_file.hpp"
-#include "json_writer.hpp"
+#include "format.hpp"
 #include "output_directory.hpp"
 #include "safety_scoring.hpp"
 #include "subcommand.hpp"

@@ -19,7 +19,7 @@
 #include <data/dsrl.hpp>
 
 #include "dataset_file.hpp"
-#include "json_writer.hpp"
+#include "format.hpp"
 #include "output_paths.hpp"
 #include "pool_file.hpp"
 #include "subcommand.hpp"

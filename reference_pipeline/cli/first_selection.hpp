@@ -19,7 +19,6 @@
 
 #include "arguments.hpp"
 #include "format.hpp"
-#include "json_writer.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {

@@ -33,12 +33,13 @@
 #include "format.hpp"
 #include "output_directory.hpp"
 #include "pipeline_config.hpp"
-#include "pipeline_report.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {
 
 namespace {
+
+namespace pl = ltt::pipeline;
 
 constexpr Flag pipeline_flags[] = {
     {"task", FlagKind::text,
@@ -124,11 +125,11 @@ std::string npy_bytes(data::DType dtype, const std::vector<T>& values) {
 }
 
 std::vector<std::pair<std::string, std::string>> seed_files(const pl::SeedResult& s) {
-  const SeedArtifacts at = seed_artifacts(s.seed);
+  const pl::SeedArtifacts at = pl::seed_artifacts(s.seed);
   std::string labels = "id,unsafe\n";
   for (std::size_t i = 0; i < s.calibration.index.size(); ++i)
-    labels += std::to_string(s.calibration.index[i]) + "," +
-              std::to_string(static_cast<int>(s.calibration.unsafe[i])) + "\n";
+    labels += cat(std::to_string(s.calibration.index[i]), ",",
+                  std::to_string(static_cast<int>(s.calibration.unsafe[i])), "\n");
   return {{at.scores, npy_bytes(data::DType::float64, s.scores)},
           {at.selection, npy_bytes(data::DType::int64, s.calibrated.selected)},
           {at.labels, std::move(labels)},
@@ -158,7 +159,7 @@ int run_corridor(const Invocation& call, const Arguments& args, const std::files
       options, [&](std::string_view line) { call.err << "ltt pipeline: " << line << '\n'; });
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const std::string json = corridor_json(study, seconds);
+  const std::string json = pl::corridor_json(study, seconds);
   write_files(out, {{"report.json", json},
                     {"report.md", pl::corridor_report_markdown(study)},
                     {"corridor.svg", pl::corridor_figure_svg(study)}});
@@ -266,7 +267,7 @@ pl::PipelineOptions pipeline_options(const Arguments& args, const std::string& t
   o.keep_pool = args.flag("keep-pool");
   o.normalize_observations = !args.flag("raw-observations");
   o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
-                                      ("ltt-pipeline-" + std::to_string(::getpid()));
+                                      cat("ltt-pipeline-", std::to_string(::getpid()));
   return o;
 }
 
@@ -278,7 +279,7 @@ void prepare_pipeline_out(const std::filesystem::path& out, const pl::PipelineOp
                            "certification_rate.svg", "methods.svg", "cost_histogram.svg"})
     names.push_back({name});
   for (const std::uint64_t seed : o.seeds) {
-    const SeedArtifacts at = seed_artifacts(seed);
+    const pl::SeedArtifacts at = pl::seed_artifacts(seed);
     for (const std::string* name : {&at.scores, &at.selection, &at.labels, &at.model})
       names.push_back({*name});
   }
@@ -291,7 +292,7 @@ void prepare_pipeline_out(const std::filesystem::path& out, const pl::PipelineOp
 // Everything the report holds, written at once; then the summary (or report.json) printed.
 void write_report(const Invocation& call, const Arguments& args, const std::filesystem::path& out,
                   const pl::PipelineResult& result) {
-  const std::string json = report_json(result);
+  const std::string json = pl::report_json(result);
   std::vector<std::pair<std::string, std::string>> files{
       {"report.json", json},
       {"report.md", pl::report_markdown(result)},

@@ -11,7 +11,6 @@
 
 #include "first_selection.hpp"
 #include "format.hpp"
-#include "json_writer.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {

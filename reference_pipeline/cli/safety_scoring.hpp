@@ -45,8 +45,6 @@
 #include "bad_input.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
-#include "json_fields.hpp"
-#include "json_writer.hpp"
 #include "output_directory.hpp"
 #include "pairs_file.hpp"
 #include "scoring_settings.hpp"

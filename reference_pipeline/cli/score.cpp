@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "json_writer.hpp"
+#include "format.hpp"
 #include "output_directory.hpp"
 #include "safety_scoring.hpp"
 #include "subcommand.hpp"

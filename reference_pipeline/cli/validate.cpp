@@ -28,8 +28,6 @@
 
 #include "curation_flags.hpp"
 #include "format.hpp"
-#include "json_fields.hpp"
-#include "json_writer.hpp"
 #include "pool_file.hpp"
 #include "subcommand.hpp"
 #include "table_reader.hpp"

@@ -5,10 +5,12 @@
 #include <string>
 #include <string_view>
 
+#include <data/text.hpp>
+
 namespace ltt::pipeline::detail {
 
 inline void require(bool ok, std::string_view name, const std::string& what) {
-  if (!ok) throw std::invalid_argument("ltt::pipeline: '" + std::string(name) + "' " + what);
+  if (!ok) throw std::invalid_argument(data::cat("ltt::pipeline: '", name, "' ", what));
 }
 
 }  // namespace ltt::pipeline::detail

@@ -75,4 +75,8 @@ std::string corridor_markdown(const CorridorStudy& study);
 // The corridor study's report.md: the setting, the table and the link to corridor.svg.
 std::string corridor_report_markdown(const CorridorStudy& study);
 
+// The corridor study's report.json (report_json.cpp): the setting, the four cloning rules at the
+// longest horizon as `methods`, and every row; `seconds` is the study's wall time.
+std::string corridor_json(const CorridorStudy& study, double seconds);
+
 }  // namespace ltt::pipeline

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <data/text.hpp>
 #include <learning/behavior_cloning.hpp>
 #include <ltt/bounds.hpp>
 
@@ -33,16 +34,17 @@ Evaluation evaluate_policy(const Task& task, const learning::MlpWeights& policy,
                            std::int64_t episodes, std::uint64_t seed, double delta,
                            const learning::Backend& backend) {
   if (episodes < 2)
-    throw std::invalid_argument("evaluate_policy: 'episodes' = " + std::to_string(episodes) +
-                                " must be >= 2");
+    throw std::invalid_argument(
+        data::cat("evaluate_policy: 'episodes' = ", std::to_string(episodes), " must be >= 2"));
   if (!(delta > 0 && delta < 1))
     throw std::invalid_argument("evaluate_policy: 'delta' must lie in (0, 1)");
   const auto& widths = policy.shape.widths;
   if (widths.size() < 2 || widths.front() != task.observation_dim ||
       widths.back() != task.action_dim)
-    throw std::invalid_argument("evaluate_policy: 'policy' must map " +
-                                std::to_string(task.observation_dim) + " observations to " +
-                                std::to_string(task.action_dim) + " actions for task " + task.name);
+    throw std::invalid_argument(data::cat("evaluate_policy: 'policy' must map ",
+                                          std::to_string(task.observation_dim), " observations to ",
+                                          std::to_string(task.action_dim), " actions for task ",
+                                          task.name));
   const auto E = static_cast<std::size_t>(episodes);
   const auto od = static_cast<std::size_t>(task.observation_dim);
   const auto ad = static_cast<std::size_t>(task.action_dim);

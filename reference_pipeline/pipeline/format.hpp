@@ -1,17 +1,16 @@
 #pragma once
-// The reports' number format: x with a fixed number of decimals ("n/a" when not finite),
-// locale-free.
+// The reports' number formats, on the shared ones of data/text.hpp: x with a fixed number of
+// decimals ("n/a" when not finite), and a probability for a table.
 #include <charconv>
 #include <cmath>
 #include <string>
 
+#include <data/text.hpp>
+
 namespace ltt::pipeline {
 
 inline std::string fixed(double x, int digits = 3) {
-  if (!std::isfinite(x)) return "n/a";
-  char buffer[400];  // 1e308 with its decimals fits
-  const auto r = std::to_chars(buffer, buffer + sizeof buffer, x, std::chars_format::fixed, digits);
-  return std::string(buffer, r.ptr);
+  return std::isfinite(x) ? data::number(x, std::chars_format::fixed, digits) : "n/a";
 }
 
 // A probability for a table: 4 decimals, two significant digits in scientific form below 1e-4
@@ -20,9 +19,7 @@ inline std::string probability(double p) {
   if (p == 0 || p == 1) return p == 0 ? "0" : "1";
   if (!(p >= 1e-4)) {
     if (!std::isfinite(p)) return "n/a";
-    char buffer[64];
-    const auto r = std::to_chars(buffer, buffer + sizeof buffer, p, std::chars_format::scientific, 1);
-    return std::string(buffer, r.ptr);
+    return data::number(p, std::chars_format::scientific, 1);
   }
   return fixed(p, 4);
 }

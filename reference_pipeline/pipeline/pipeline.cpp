@@ -13,10 +13,13 @@
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
 #include <data/dsrl.hpp>
+#include <data/text.hpp>
 #include <tasks/episode_log.hpp>
 
 namespace ltt::pipeline {
 namespace {
+
+using data::cat;
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
@@ -45,9 +48,9 @@ void check_options(const PipelineOptions& o) {
 std::string certificate_progress(const curation::CalibratedSelection& calibrated) {
   const std::string size = std::to_string(calibrated.selected.size());
   return calibrated.certificate.certified
-             ? "certified at quantile " + fixed(calibrated.certificate.quantile, 2) + ": " + size +
-                   " trajectories"
-             : "refused: uncertified fallback of " + size + " trajectories";
+             ? cat("certified at quantile ", fixed(calibrated.certificate.quantile, 2), ": ", size,
+                   " trajectories")
+             : cat("refused: uncertified fallback of ", size, " trajectories");
 }
 
 }  // namespace
@@ -119,8 +122,8 @@ PipelineOptions preset_options(std::string_view preset, std::string_view task) {
     o.rate_curve_max = 300;
     o.validation_draws = 200;
   } else {
-    throw std::invalid_argument("preset_options: 'preset' = \"" + std::string(preset) +
-                                "\" is not a preset (demo, paper, tiny)");
+    throw std::invalid_argument(
+        cat("preset_options: 'preset' = \"", preset, "\" is not a preset (demo, paper, tiny)"));
   }
   return o;
 }
@@ -134,7 +137,7 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
     const tasks::TaskPool generated = task.generate(options.episodes, options.pool_seed);
     std::filesystem::create_directories(options.scratch);
     path = tasks::write_pool(options.scratch,
-                             task.name + "-pool-" + std::to_string(options.pool_seed),
+                             cat(task.name, "-pool-", std::to_string(options.pool_seed)),
                              generated.dataset);
   }
   // Every pool goes through the reader a real DSRL file goes through.
@@ -149,10 +152,10 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
   pool.action_dim = act.row_size();
   if (pool.observation_dim != task.observation_dim || pool.action_dim != task.action_dim)
     throw std::invalid_argument(
-        "load_behavior_pool: 'dataset' " + pool.source + " has observations of " +
-        std::to_string(pool.observation_dim) + " and actions of " +
-        std::to_string(pool.action_dim) + " dims; task " + task.name + " needs " +
-        std::to_string(task.observation_dim) + " and " + std::to_string(task.action_dim));
+        cat("load_behavior_pool: 'dataset' ", pool.source, " has observations of ",
+            std::to_string(pool.observation_dim), " and actions of ",
+            std::to_string(pool.action_dim), " dims; task ", task.name, " needs ",
+            std::to_string(task.observation_dim), " and ", std::to_string(task.action_dim)));
   // float32, as the tasks write them, is copied as is; another type goes through double.
   if (obs.dtype == data::DType::float32) {
     const auto o = obs.values<float>();
@@ -174,8 +177,8 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
   const data::EpisodeSplit split =
       data::split_episodes(rewards, pool.step_costs, flags("terminals"), flags("timeouts"));
   if (split.episodes.size() < 2)
-    throw std::invalid_argument("load_behavior_pool: 'dataset' " + pool.source +
-                                " holds fewer than 2 complete episodes");
+    throw std::invalid_argument(cat("load_behavior_pool: 'dataset' ", pool.source,
+                                    " holds fewer than 2 complete episodes"));
   for (const data::Episode& e : split.episodes) {
     pool.offsets.push_back(e.start);
     pool.episodic_return.push_back(e.episodic_return);
@@ -218,10 +221,10 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
   out.options = options;
   out.task = task_named(options.task);
   if (progress)
-    progress(options.dataset ? "reading " + options.dataset->string()
-                             : "generating " + std::to_string(options.episodes) + " " +
-                                   out.task.name + " episodes (pool seed " +
-                                   std::to_string(options.pool_seed) + ")");
+    progress(options.dataset ? cat("reading ", options.dataset->string())
+                             : cat("generating ", std::to_string(options.episodes), " ",
+                                   out.task.name, " episodes (pool seed ",
+                                   std::to_string(options.pool_seed), ")"));
   const BehaviorPool pool = load_behavior_pool(out.task, options);
   out.pool_source = pool.source;
   out.pool_episodes = pool.episodes();
@@ -235,15 +238,15 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
   out.pool_mean_cost = std::accumulate(pool.episodic_cost.begin(), pool.episodic_cost.end(), 0.0) /
                        static_cast<double>(pool.episodes());
   if (progress)
-    progress(std::to_string(pool.episodes()) + " episodes, " + std::to_string(pool.transitions) +
-             " transitions, " + std::to_string(pool.unsafe_count) + " over the budget " +
-             fixed(out.task.budget, 0));
+    progress(cat(std::to_string(pool.episodes()), " episodes, ", std::to_string(pool.transitions),
+                 " transitions, ", std::to_string(pool.unsafe_count), " over the budget ",
+                 fixed(out.task.budget, 0)));
   for (std::size_t i = 0; i < options.seeds.size(); ++i) {
-    const std::string prefix = "seed " + std::to_string(options.seeds[i]) + " (" +
-                               std::to_string(i + 1) + "/" +
-                               std::to_string(options.seeds.size()) + "): ";
+    const std::string prefix = cat("seed ", std::to_string(options.seeds[i]), " (",
+                                   std::to_string(i + 1), "/", std::to_string(options.seeds.size()),
+                                   "): ");
     const ProgressLine seeded = [&](std::string_view line) {
-      if (progress) progress(prefix + std::string(line));
+      if (progress) progress(cat(prefix, line));
     };
     out.seeds.push_back(run_seed(out.task, pool, options, options.seeds[i], seeded));
     out.certified_seeds += out.seeds.back().calibrated.certificate.certified;

@@ -5,15 +5,18 @@
 #include <cstdio>
 #include <sstream>
 
+#include <data/text.hpp>
 
 namespace ltt::pipeline {
 
 namespace {
 
+using data::cat;
+
 std::string with_ci(const Interval& i, int digits = 2) {
   if (i.samples == 0) return "not run";
   if (i.samples == 1) return fixed(i.mean, digits);
-  return fixed(i.mean, digits) + " [" + fixed(i.low, digits) + ", " + fixed(i.high, digits) + "]";
+  return cat(fixed(i.mean, digits), " [", fixed(i.low, digits), ", ", fixed(i.high, digits), "]");
 }
 
 const MethodSummary* find(const PipelineResult& r, std::string_view name) {
@@ -24,13 +27,13 @@ const MethodSummary* find(const PipelineResult& r, std::string_view name) {
 
 // "0.0455 [0.0368, 0.0556]": a resampled rate and its 95% Clopper-Pearson interval.
 std::string proportion(const curation::ProportionEstimate& p) {
-  return (p.rate ? fixed(*p.rate, 4) : std::string("n/a")) + " [" + fixed(p.lower, 4) + ", " +
-         fixed(p.upper, 4) + "]";
+  return cat(p.rate ? fixed(*p.rate, 4) : std::string("n/a"), " [", fixed(p.lower, 4), ", ",
+             fixed(p.upper, 4), "]");
 }
 
 std::string seeds_text(const PipelineResult& r) {
   const std::size_t s = r.seeds.size();
-  return std::to_string(s) + (s == 1 ? " seed" : " seeds");
+  return cat(std::to_string(s), s == 1 ? " seed" : " seeds");
 }
 
 }  // namespace
@@ -66,9 +69,9 @@ Verdict verdict_if(Standing s, Standing wanted) {
 // "mean cost 12.10, 95% interval [10.20, 14.00] over 3 seeds" or why there is no interval.
 std::string cost_evidence(const MethodSummary* m) {
   if (!m || m->cost.samples == 0) return "not cloned on any seed";
-  if (m->cost.samples == 1) return "mean cost " + fixed(m->cost.mean, 2) + " on one seed (no interval)";
-  return "mean cost " + fixed(m->cost.mean, 2) + ", 95% interval [" + fixed(m->cost.low, 2) + ", " +
-         fixed(m->cost.high, 2) + "] over " + std::to_string(m->cost.samples) + " seeds";
+  if (m->cost.samples == 1) return cat("mean cost ", fixed(m->cost.mean, 2), " on one seed (no interval)");
+  return cat("mean cost ", fixed(m->cost.mean, 2), ", 95% interval [", fixed(m->cost.low, 2), ", ",
+             fixed(m->cost.high, 2), "] over ", std::to_string(m->cost.samples), " seeds");
 }
 
 }  // namespace
@@ -79,21 +82,22 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
   const MethodSummary* all = find(r, "BC-All");
   const MethodSummary* cal = find(r, "Calibrated");
   const MethodSummary* safe = find(r, "BC-Safe");
-  const std::string against = ", against budget " + fixed(b, 0);
+  const std::string against = cat(", against budget ", fixed(b, 0));
   if (all)
     claims.push_back({"BC-All exceeds the budget", verdict_if(standing(all, b), Standing::over),
-                      cost_evidence(all) + against});
+                      cat(cost_evidence(all), against)});
   if (cal)
     claims.push_back({"the calibrated clone is within the budget",
-                      verdict_if(standing(cal, b), Standing::within), cost_evidence(cal) + against});
+                      verdict_if(standing(cal, b), Standing::within),
+                      cat(cost_evidence(cal), against)});
   if (safe && cal) {
     const Standing s = standing(safe, b), c = standing(cal, b);
     claims.push_back({"the calibrated clone is within budget exactly when BC-Safe (full labels) is",
                       s == Standing::undetermined || c == Standing::undetermined
                           ? Verdict::undetermined
                           : verdict(s == c),
-                      "BC-Safe " + cost_evidence(safe) + "; Calibrated " + cost_evidence(cal) +
-                          against});
+                      cat("BC-Safe ", cost_evidence(safe), "; Calibrated ", cost_evidence(cal),
+                          against)});
   }
   // The gate's premise (section 4.4): on a certified, hence clean, selection the top half by
   // return stays clean. Checked on the oracle composition of each certified seed's sub-selection.
@@ -106,8 +110,8 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
     claims.push_back({"the gated top-half-by-return sub-selection of a certified selection stays "
                       "at most alpha unsafe",
                       verdict(worst <= r.options.calibration.alpha),
-                      "worst realized unsafe fraction " + fixed(worst, 3) + " (oracle) against alpha " +
-                          fixed(r.options.calibration.alpha, 2)});
+                      cat("worst realized unsafe fraction ", fixed(worst, 3),
+                          " (oracle) against alpha ", fixed(r.options.calibration.alpha, 2))});
   }
   // Proposition "guarantee" on this pool and score: resampled false certification at most
   // delta, up to the Monte Carlo interval (its lower end above delta would refute it).
@@ -125,23 +129,24 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
     if (draws > 0)
       claims.push_back({"false certification is at most delta (resampled calibration draws)",
                         verdict(worst_lower <= r.options.calibration.delta),
-                        "worst rate " + fixed(worst, 4) + " over " + std::to_string(draws) +
-                            " fresh draws per seed, 95% interval from " + fixed(worst_lower, 4) +
-                            ", against delta " + fixed(r.options.calibration.delta, 2)});
+                        cat("worst rate ", fixed(worst, 4), " over ", std::to_string(draws),
+                            " fresh draws per seed, 95% interval from ", fixed(worst_lower, 4),
+                            ", against delta ", fixed(r.options.calibration.delta, 2))});
   }
   std::int64_t negative = 0;
   for (const SeedResult& s : r.seeds) negative += s.purity_margin < 0;
   const auto S = static_cast<std::int64_t>(r.seeds.size());
   double rate = 0;
   for (const SeedResult& s : r.seeds) rate += s.first_step_rate / static_cast<double>(S);
-  const std::string evidence = "certified on " + std::to_string(r.certified_seeds) + " of " +
-                               std::to_string(S) + (S == 1 ? " seed" : " seeds") +
-                               (S == 1 ? "; " : "; mean ") + "closed-form certification rate at n = " +
-                               std::to_string(r.options.calibration_size) + ": " + fixed(rate, 3);
+  const std::string evidence =
+      cat("certified on ", std::to_string(r.certified_seeds), " of ", std::to_string(S),
+          S == 1 ? " seed" : " seeds", S == 1 ? "; " : "; mean ",
+          "closed-form certification rate at n = ", std::to_string(r.options.calibration_size),
+          ": ", fixed(rate, 3));
   if (negative == S)
     claims.push_back({"negative purity margin: the procedure refuses",
                       verdict(r.certified_seeds == 0),
-                      evidence + "; a refusal returns the Clopper-Pearson fallback, flagged"});
+                      cat(evidence, "; a refusal returns the Clopper-Pearson fallback, flagged")});
   else if (negative == 0)
     claims.push_back({"positive purity margin: the procedure certifies",
                       verdict(r.certified_seeds > 0),
@@ -157,8 +162,8 @@ std::string summary_table(const PipelineResult& r) {
     std::string size = m.selection_size.samples ? fixed(m.selection_size.mean, 0) : "0";
     if (m.refused_seeds > 0)
       size = m.cost.samples == 0 ? "refused"
-                                 : size + " (refused on " + std::to_string(m.refused_seeds) +
-                                       (m.refused_seeds == 1 ? " seed)" : " seeds)");
+                                 : cat(size, " (refused on ", std::to_string(m.refused_seeds),
+                                       m.refused_seeds == 1 ? " seed)" : " seeds)");
     md << "| " << m.name << " | " << size << " | " << with_ci(m.reward) << " | " << with_ci(m.cost)
        << " | " << with_ci(m.data_cost) << " | " << with_ci(m.cloning_gap) << " | "
        << fixed(r.task.budget, 0) << " | "
@@ -176,11 +181,11 @@ std::string unsafe_members_line(const PipelineResult& r, const SeedResult& s) {
   std::int64_t unsafe = 0;
   for (const std::int64_t i : s.calibrated.selected)
     unsafe += r.pool_unsafe_bits[static_cast<std::size_t>(i)] != 0;
-  if (!s.unsafe_member_cost) return "no unsafe member among its " + std::to_string(size);
-  return std::to_string(unsafe) + " unsafe of " + std::to_string(size) + ", averaging " +
-         (budget > 0 ? fixed(*s.unsafe_member_cost / budget, 2) + " B" : std::string("n/a B")) +
-         " (mean episodic cost " + fixed(*s.unsafe_member_cost, 2) + ", budget B = " +
-         fixed(budget, 0) + ")";
+  if (!s.unsafe_member_cost) return cat("no unsafe member among its ", std::to_string(size));
+  return cat(std::to_string(unsafe), " unsafe of ", std::to_string(size), ", averaging ",
+             budget > 0 ? cat(fixed(*s.unsafe_member_cost / budget, 2), " B") : "n/a B",
+             " (mean episodic cost ", fixed(*s.unsafe_member_cost, 2), ", budget B = ",
+             fixed(budget, 0), ")");
 }
 
 }  // namespace
@@ -189,14 +194,14 @@ std::string unsafe_members_line(const PipelineResult& r, const SeedResult& s) {
 std::string certificate_line(const SeedResult& s) {
   const curation::Certificate& c = s.calibrated.certificate;
   if (!c.certified)
-    return "refused: no threshold certified (p = " + fixed(c.steps.front().p, 4) +
-           " > delta at the first step); uncertified fallback of " +
-           std::to_string(c.selection_size) + " trajectories";
+    return cat("refused: no threshold certified (p = ", fixed(c.steps.front().p, 4),
+               " > delta at the first step); uncertified fallback of ",
+               std::to_string(c.selection_size), " trajectories");
   const curation::CertificateStep& st = c.steps[static_cast<std::size_t>(*c.certified_step)];
-  return "certified at quantile " + fixed(c.quantile, 2) + ": " + std::to_string(c.selection_size) +
-         " of " + std::to_string(c.pool_size) + " trajectories (p = " + fixed(st.p, 4) +
-         " at m = " + std::to_string(st.m) + ", k = " + std::to_string(st.k) +
-         "); gated top half by return: " + std::to_string(s.gated.selected.size());
+  return cat("certified at quantile ", fixed(c.quantile, 2), ": ", std::to_string(c.selection_size),
+             " of ", std::to_string(c.pool_size), " trajectories (p = ", fixed(st.p, 4), " at m = ",
+             std::to_string(st.m), ", k = ", std::to_string(st.k),
+             "); gated top half by return: ", std::to_string(s.gated.selected.size()));
 }
 
 std::string run_summary(const PipelineResult& r) {
@@ -223,7 +228,8 @@ std::string setting_section(const PipelineResult& r) {
      << r.task.summary << ". Preset `" << o.preset << "`, " << seeds_text(r) << ", "
      << fixed(r.seconds, 0) << " s.\n\n"
      << "Pool: " << r.pool_episodes << " episodes (" << r.pool_transitions << " transitions"
-     << (o.dataset ? ", read from " + r.pool_source : ", pool seed " + std::to_string(o.pool_seed))
+     << (o.dataset ? cat(", read from ", r.pool_source)
+                   : cat(", pool seed ", std::to_string(o.pool_seed)))
      << "), " << r.pool_unsafe << " over the budget " << fixed(r.task.budget, 0) << " ("
      << fixed(100.0 * static_cast<double>(r.pool_unsafe) / static_cast<double>(r.pool_episodes), 1)
      << "%); behavior mean return " << fixed(r.pool_mean_return, 2) << ", mean cost "
@@ -323,8 +329,8 @@ std::string returned_and_diagnostics(const SeedResult& s) {
   md << " Gate: " << curation::gate_outcome_name(s.gated.outcome)
      << (s.gated.outcome == curation::GateOutcome::refused
              ? " (the reward-aware sub-selection runs only on a certified selection)"
-             : ", top " + fixed(100 * s.gated.fraction, 0) + "% by return kept: " +
-                   std::to_string(s.gated.selected.size()) + " trajectories")
+             : cat(", top ", fixed(100 * s.gated.fraction, 0), "% by return kept: ",
+                   std::to_string(s.gated.selected.size()), " trajectories"))
      << ".\n\n"
      << "Guarantee check (oracle): on " << s.resampled_certification.trials
      << " fresh calibration draws of n = " << c.calibration_size
@@ -347,7 +353,7 @@ std::string certificate_section(const PipelineResult& r) {
   for (const SeedResult& s : r.seeds) {
     const curation::Certificate& c = s.calibrated.certificate;
     md << "### Seed " << s.seed << ": "
-       << (c.certified ? "certified at quantile " + fixed(c.quantile, 2)
+       << (c.certified ? cat("certified at quantile ", fixed(c.quantile, 2))
                        : std::string("refused (uncertified fallback)"))
        << "\n\n"
        << "n = " << c.calibration_size << " labels, " << c.calibration_unsafe

@@ -1,7 +1,7 @@
 #pragma once
 // The human side of a pipeline report (docs/pipeline.md, "The report"): report.md and the SVG
-// figures (report_figures.cpp). report.json is written by the ltt program
-// (reference_pipeline/cli/pipeline_report.hpp: it needs the program's JSON writer).
+// figures (report_figures.cpp), and its machine side, report.json (report_json.cpp), with each
+// seed's hand-off files named.
 //
 //   report.md               the methods table (reward, cost, the cost of the data cloned and
 //                           the cloning gap, budget, within budget: mean and 95% bootstrap CI
@@ -14,6 +14,7 @@
 //   certification_rate.svg  closed-form certification rate against n, with the n used
 //   methods.svg             reward and cost per method, with the budget line
 //   cost_histogram.svg      the pool's episodic costs, with the budget line
+#include <cstdint>
 #include <string>
 
 #include "pipeline/format.hpp"
@@ -22,6 +23,18 @@
 namespace ltt::pipeline {
 
 std::string report_markdown(const PipelineResult& result);
+// report.json: the run's options, the pool, the methods' summaries and, per seed, its
+// certificate (the fields `ltt certify --json` writes), selections, oracle diagnostics, value
+// and methods; one line.
+std::string report_json(const PipelineResult& result);
+
+// A seed's hand-off files, relative to the report's directory: the value's scores of every pool
+// episode, the calibrated selection (certified or fallback) as episode indices, the calibration
+// labels in `ltt certify --labels` form, and the value ensemble (a model file).
+struct SeedArtifacts {
+  std::string scores, selection, labels, model;
+};
+SeedArtifacts seed_artifacts(std::uint64_t seed);
 // The methods table alone.
 std::string summary_table(const PipelineResult& result);
 // What `ltt pipeline` prints: the table, one line per seed on its certificate, and the claims.

@@ -6,11 +6,15 @@
 #include <cmath>
 #include <utility>
 
+#include <data/text.hpp>
+
 #include "pipeline/svg_chart.hpp"
 
 namespace ltt::pipeline {
 
 namespace {
+
+using data::cat;
 
 // One colour per method, the same in every figure.
 std::string method_color(std::string_view name) {
@@ -39,8 +43,8 @@ Series series(std::string label, Series::Kind kind, std::string color) {
 std::string score_cost_svg(const PipelineResult& r) {
   const SeedResult& s = r.seeds.front();
   Chart c;
-  c.title = r.task.name + ": trajectory score against episodic cost (seed " +
-            std::to_string(s.seed) + ")";
+  c.title = cat(r.task.name, ": trajectory score against episodic cost (seed ",
+                std::to_string(s.seed), ")");
   c.x_label = "score g(tau) = mean of V-bar over the trajectory";
   c.y_label = "episodic cost";
   Series safe = series("within budget", Series::Kind::points, "#2ca02c");
@@ -59,12 +63,12 @@ std::string score_cost_svg(const PipelineResult& r) {
     labeled.y.push_back(r.pool_cost[static_cast<std::size_t>(i)]);
   }
   c.series = {safe, unsafe, labeled};
-  c.lines.push_back({ReferenceLine::Axis::y, b, "budget " + fixed(b, 0), "#d62728", true, 1});
+  c.lines.push_back({ReferenceLine::Axis::y, b, cat("budget ", fixed(b, 0)), "#d62728", true, 1});
   const curation::Certificate& cert = s.calibrated.certificate;
   for (const curation::CertificateStep& st : cert.steps)
     c.lines.push_back({ReferenceLine::Axis::x, st.lambda, "", "#bbbbbb", true, 0.8});
   c.lines.push_back({ReferenceLine::Axis::x, cert.threshold,
-                     cert.certified ? "certified cut q = " + fixed(cert.quantile, 2)
+                     cert.certified ? cat("certified cut q = ", fixed(cert.quantile, 2))
                                     : "fallback cut (uncertified)",
                      "#1f77b4", false, 2});
   c.width = 760;
@@ -77,11 +81,11 @@ std::string certification_rate_svg(const PipelineResult& r) {
   const curation::Certificate& cert = s.calibrated.certificate;
   Chart c;
   const curation::ValidationStep& g = s.grid.front();
-  c.title = r.task.name + ": certification rate against n (N = " + std::to_string(cert.pool_size) +
-            ", N_1 = " + std::to_string(g.N) + ", U_1 = " + std::to_string(g.U) + ")";
+  c.title = cat(r.task.name, ": certification rate against n (N = ", std::to_string(cert.pool_size),
+                ", N_1 = ", std::to_string(g.N), ", U_1 = ", std::to_string(g.U), ")");
   c.x_label = "calibration labels n";
   c.y_label = "Pr[the walk certifies] (closed form)";
-  Series rate = series("alpha = " + fixed(cert.alpha, 2) + ", delta = " + fixed(cert.delta, 2),
+  Series rate = series(cat("alpha = ", fixed(cert.alpha, 2), ", delta = ", fixed(cert.delta, 2)),
                        Series::Kind::line, "#1f77b4");
   for (std::size_t n = 1; n < s.rate_curve.size(); ++n) {
     rate.x.push_back(static_cast<double>(n));
@@ -89,8 +93,8 @@ std::string certification_rate_svg(const PipelineResult& r) {
   }
   c.series = {rate};
   c.lines.push_back({ReferenceLine::Axis::x, static_cast<double>(cert.calibration_size),
-                     "n used = " + std::to_string(cert.calibration_size) + ": rate " +
-                         fixed(s.first_step_rate, 3),
+                     cat("n used = ", std::to_string(cert.calibration_size), ": rate ",
+                         fixed(s.first_step_rate, 3)),
                      "#d62728", true, 1.2});
   c.lines.push_back({ReferenceLine::Axis::y, cert.delta, "delta", "#7f7f7f", true, 0.8});
   c.y_min = 0;
@@ -100,9 +104,9 @@ std::string certification_rate_svg(const PipelineResult& r) {
 
 std::string methods_svg(const PipelineResult& r) {
   BarChart reward, cost;
-  reward.title = r.task.name + ": reward per method";
+  reward.title = cat(r.task.name, ": reward per method");
   reward.y_label = "episodic reward";
-  cost.title = r.task.name + ": cost per method (budget " + fixed(r.task.budget, 0) + ")";
+  cost.title = cat(r.task.name, ": cost per method (budget ", fixed(r.task.budget, 0), ")");
   cost.y_label = "episodic cost";
   for (const MethodSummary& m : r.summary) {
     if (m.cost.samples == 0) continue;
@@ -146,12 +150,12 @@ std::string cost_histogram_svg(const PipelineResult& r) {
     }
   }
   Chart c;
-  c.title = r.task.name + ": episodic cost of the pool (" + std::to_string(r.pool_episodes) +
-            " episodes, " + std::to_string(r.pool_unsafe) + " over the budget)";
+  c.title = cat(r.task.name, ": episodic cost of the pool (", std::to_string(r.pool_episodes),
+                " episodes, ", std::to_string(r.pool_unsafe), " over the budget)");
   c.x_label = "episodic cost";
-  c.y_label = "episodes per bin (width " + fixed(w, 2) + ")";
+  c.y_label = cat("episodes per bin (width ", fixed(w, 2), ")");
   c.series = {within, over};
-  c.lines.push_back({ReferenceLine::Axis::x, b, "budget " + fixed(b, 0), "#d62728", true, 1.5});
+  c.lines.push_back({ReferenceLine::Axis::x, b, cat("budget ", fixed(b, 0)), "#d62728", true, 1.5});
   c.y_min = 0;
   return render_svg(c);
 }

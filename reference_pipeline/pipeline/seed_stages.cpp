@@ -19,11 +19,13 @@
 #include <curation/calibration.hpp>
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
+#include <data/text.hpp>
 #include <ltt/certification_rate.hpp>
 
 namespace ltt::pipeline {
 namespace {
 
+using data::cat;
 using detail::require;
 
 // The seed streams of one pipeline seed (learning::stream_seed(seed, stream)).
@@ -102,10 +104,10 @@ ScoreStage score(const BehaviorPool& pool, const PipelineOptions& options, std::
   value_options.value.threads = options.threads;
   value_options.held_out_fraction = 0;
   value_options.normalize_observations = options.normalize_observations;
-  say(progress, "value ensemble: " + std::to_string(value_options.value.members) + " members, " +
-                    std::to_string(value_options.value.epochs) + " epochs on " +
-                    std::to_string(r.pairs) + " preference pairs (H = " +
-                    std::to_string(pair_options.segment_length) + ")");
+  say(progress, cat("value ensemble: ", std::to_string(value_options.value.members), " members, ",
+                    std::to_string(value_options.value.epochs), " epochs on ",
+                    std::to_string(r.pairs), " preference pairs (H = ",
+                    std::to_string(pair_options.segment_length), ")"));
   const learning::Backend& backend = *options.backend;
   const std::int64_t od = pool.observation_dim;
   learning::SafetyValue value =
@@ -124,8 +126,8 @@ CertifyStage certify(const BehaviorPool& pool, std::span<const double> scores,
                      const PipelineOptions& options, std::uint64_t seed) {
   const std::int64_t N = pool.episodes();
   require(options.calibration_size <= N, "calibration_size",
-          "= " + std::to_string(options.calibration_size) + " must not exceed the pool's " +
-              std::to_string(N) + " episodes (labels are drawn without replacement)");
+          cat("= ", std::to_string(options.calibration_size), " must not exceed the pool's ",
+              std::to_string(N), " episodes (labels are drawn without replacement)"));
   CertifyStage c;
   c.calibration = curation::label_calibration(
       curation::draw_calibration(N, options.calibration_size,
@@ -190,8 +192,8 @@ LabelsOnlyFilter labels_only_control(const BehaviorPool& pool,
   classifier.seed = learning::stream_seed(seed, labels_only_stream);
   classifier.progress = learning::Progress::quiet;
   classifier.normalize_observations = options.normalize_observations;
-  say(progress, "labels-only classifier: " + std::to_string(options.calibration_size) +
-                    " labeled trajectories, " + std::to_string(classifier.epochs) + " epochs");
+  say(progress, cat("labels-only classifier: ", std::to_string(options.calibration_size),
+                    " labeled trajectories, ", std::to_string(classifier.epochs), " epochs"));
   return labels_only_filter(pool.observations, pool.observation_dim, pool.offsets, calibration,
                             classifier, *options.backend);
 }
@@ -387,9 +389,9 @@ std::vector<MethodResult> clone_and_evaluate(const Task& task, const BehaviorPoo
       }
     }
   };
-  say(progress, "behavior cloning and evaluation of " + std::to_string(selections.size()) +
-                    " methods (" + std::to_string(options.policy.epochs) + " epochs, " +
-                    std::to_string(options.eval_episodes) + " episodes each)");
+  say(progress, cat("behavior cloning and evaluation of ", std::to_string(selections.size()),
+                    " methods (", std::to_string(options.policy.epochs), " epochs, ",
+                    std::to_string(options.eval_episodes), " episodes each)"));
   {
     std::vector<std::jthread> threads;
     for (std::int64_t t = 0; t < options.threads; ++t) threads.emplace_back(worker);

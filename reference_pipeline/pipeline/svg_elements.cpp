@@ -59,9 +59,7 @@ std::string escape(std::string_view text) {
 
 std::string px(double v) {
   v = std::clamp(v, -1e6, 1e6);
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::fixed, 2);
-  std::string s(buffer, result.ptr);
+  std::string s = data::number(v, std::chars_format::fixed, 2);
   if (s.find('.') != std::string::npos) {
     while (s.back() == '0') s.pop_back();
     if (s.back() == '.') s.pop_back();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <data/text.hpp>
 #include <tasks/car_run.hpp>
 #include <tasks/point_goal.hpp>
 
@@ -83,15 +84,15 @@ std::span<const Task> builtin_tasks() { return registry(); }
 
 std::string task_names() {
   std::string names;
-  for (const Task& t : registry()) names += t.name + ", ";
-  return names + "corridor";
+  for (const Task& t : registry()) names += data::cat(t.name, ", ");
+  return data::cat(names, "corridor");
 }
 
 const Task& task_named(std::string_view name) {
   for (const Task& t : registry())
     if (t.name == name) return t;
-  throw std::invalid_argument("task_named: 'task' = \"" + std::string(name) +
-                              "\" is not a built-in task (" + task_names() + ")");
+  throw std::invalid_argument(data::cat("task_named: 'task' = \"", name,
+                                        "\" is not a built-in task (", task_names(), ")"));
 }
 
 }  // namespace ltt::pipeline

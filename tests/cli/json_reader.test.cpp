@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "format.hpp"
 #include "json_reader.hpp"
-#include "json_writer.hpp"
 
 using ltt::cli::JsonError;
 using ltt::cli::JsonLimits;

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "json_writer.hpp"
+#include "format.hpp"
 #include "run_program.hpp"
 
 using ltt::cli::JsonWriter;

@@ -1,9 +1,10 @@
 #pragma once
-// A small streaming JSON writer: objects, arrays, numbers, strings, booleans and null, written
-// compactly in one pass (no spaces: `{"delta":0.1}`). A number is the shortest decimal that
-// reads back as the same double (shortest() in format.hpp: 0.1, not 0.10000000000000001); NaN
-// and infinities, which JSON cannot represent, are written as null. Strings are
-// escaped per RFC 8259 (quote, backslash and control characters; UTF-8 passes through).
+// A small streaming JSON writer, for the program's output and the pipeline's report.json:
+// objects, arrays, numbers, strings, booleans and null, written compactly in one pass (no
+// spaces: `{"delta":0.1}`). A number is the shortest decimal that reads back as the same double
+// (shortest() in data/text.hpp: 0.1, not 0.10000000000000001); NaN and infinities, which JSON
+// cannot represent, are written as null. Strings are escaped per RFC 8259 (quote, backslash and
+// control characters; UTF-8 passes through).
 //
 //   JsonWriter json(out);
 //   json.begin_object().field("rate", 0.5).field("budget", std::optional<std::int64_t>{});
@@ -22,9 +23,9 @@
 #include <string_view>
 #include <vector>
 
-#include "format.hpp"
+#include "data/text.hpp"
 
-namespace ltt::cli {
+namespace ltt::data {
 
 class JsonWriter {
  public:
@@ -161,4 +162,4 @@ class JsonWriter {
   bool done_ = false;
 };
 
-}  // namespace ltt::cli
+}  // namespace ltt::data

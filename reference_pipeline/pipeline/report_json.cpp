@@ -1,9 +1,7 @@
-#pragma once
 // report.json of `ltt pipeline` (docs/pipeline.md, "The report"): the run's options, the pool,
 // the methods' summaries and, per seed, its certificate, selections, oracle diagnostics, value
-// and methods; and the corridor study's. report.md and the figures come from the pipeline layer
-// (pipeline/report.hpp); this file writes the JSON side with the program's JsonWriter and the
-// certificate fields `ltt certify --json` writes.
+// and methods; and the corridor study's. Written next to report.md (report.cpp), with the JSON
+// writer and the certificate's field list that `ltt certify --json` uses (data/json_fields.hpp).
 
 #include <cstdint>
 #include <optional>
@@ -12,31 +10,27 @@
 #include <string_view>
 #include <utility>
 
-#include <pipeline/corridor_study.hpp>
-#include <pipeline/pipeline.hpp>
+#include <data/json_fields.hpp>
+#include <data/json_writer.hpp>
+#include <data/text.hpp>
 
-#include "certificate_json.hpp"
-#include "json_writer.hpp"
+#include "pipeline/corridor_study.hpp"
+#include "pipeline/report.hpp"
 
-namespace ltt::cli {
+namespace ltt::pipeline {
 
-namespace pl = ltt::pipeline;
-
-// A seed's hand-off files: the value's scores of every pool episode, the calibrated selection
-// (certified or fallback) as episode indices, the calibration labels in `ltt certify --labels`
-// form, and the value ensemble (a model file).
-struct SeedArtifacts {
-  std::string scores, selection, labels, model;
-};
-
-inline SeedArtifacts seed_artifacts(std::uint64_t seed) {
-  const std::string dir = "seed-" + std::to_string(seed) + "/";
-  return {dir + "scores.npy", dir + "selection.npy", dir + "labels.csv", dir + "model.ltt"};
+SeedArtifacts seed_artifacts(std::uint64_t seed) {
+  const std::string dir = data::cat("seed-", std::to_string(seed), "/");
+  return {data::cat(dir, "scores.npy"), data::cat(dir, "selection.npy"),
+          data::cat(dir, "labels.csv"), data::cat(dir, "model.ltt")};
 }
 
-namespace pipeline_json {
+namespace {
 
-inline void write_interval(JsonWriter& json, std::string_view name, const pl::Interval& i) {
+using data::JsonFields;
+using data::JsonWriter;
+
+void write_interval(JsonWriter& json, std::string_view name, const Interval& i) {
   json.key(name)
       .begin_object()
       .field("mean", i.mean)
@@ -46,7 +40,7 @@ inline void write_interval(JsonWriter& json, std::string_view name, const pl::In
       .end_object();
 }
 
-inline void write_evaluation(JsonWriter& json, const pl::Evaluation& e) {
+void write_evaluation(JsonWriter& json, const Evaluation& e) {
   json.key("evaluation")
       .begin_object()
       .field("episodes", static_cast<std::int64_t>(e.costs.size()))
@@ -60,7 +54,7 @@ inline void write_evaluation(JsonWriter& json, const pl::Evaluation& e) {
 }
 
 // Where a clone's cost comes from: the data it was trained on, and the gap cloning adds.
-inline void write_fidelity(JsonWriter& json, const pl::MethodSummary& m) {
+void write_fidelity(JsonWriter& json, const MethodSummary& m) {
   write_interval(json, "data_cost", m.data_cost);
   write_interval(json, "cloning_gap", m.cloning_gap);
   json.field("refused_seeds", m.refused_seeds);
@@ -81,8 +75,8 @@ inline void write_fidelity(JsonWriter& json, const pl::MethodSummary& m) {
 }
 
 // The pool and the settings the run used (what --config replays).
-inline void write_pool_and_settings(JsonWriter& json, const pl::PipelineResult& r) {
-  const pl::PipelineOptions& o = r.options;
+void write_pool_and_settings(JsonWriter& json, const PipelineResult& r) {
+  const PipelineOptions& o = r.options;
   json.key("pool")
       .begin_object()
       .field("source", o.dataset ? std::optional(r.pool_source) : std::nullopt)
@@ -119,9 +113,9 @@ inline void write_pool_and_settings(JsonWriter& json, const pl::PipelineResult& 
   json.end_array().end_object();
 }
 
-inline void write_method_summaries(JsonWriter& json, const pl::PipelineResult& r) {
+void write_method_summaries(JsonWriter& json, const PipelineResult& r) {
   json.key("methods").begin_array();
-  for (const pl::MethodSummary& m : r.summary) {
+  for (const MethodSummary& m : r.summary) {
     // A method whose selection was empty on every seed was never cloned: no numbers.
     const bool ran = m.cost.samples > 0;
     json.begin_object()
@@ -139,10 +133,8 @@ inline void write_method_summaries(JsonWriter& json, const pl::PipelineResult& r
 }
 
 // A seed's certificate, then what the curation stage and the labels-only control selected.
-inline void write_seed_selections(JsonWriter& json, const pl::SeedResult& s) {
-  json.key("certificate").begin_object();
-  write_certificate_fields(json, s.calibrated.certificate);
-  json.end_object();
+void write_seed_selections(JsonWriter& json, const SeedResult& s) {
+  JsonFields{json}("certificate", s.calibrated.certificate);
   json.key("gate")
       .begin_object()
       .field("outcome", curation::gate_outcome_name(s.gated.outcome))
@@ -175,7 +167,7 @@ inline void write_seed_selections(JsonWriter& json, const pl::SeedResult& s) {
 }
 
 // The files of the seed, and the diagnostics that read every label (stage `diagnose`).
-inline void write_seed_oracle(JsonWriter& json, const pl::SeedResult& s) {
+void write_seed_oracle(JsonWriter& json, const SeedResult& s) {
   const SeedArtifacts at = seed_artifacts(s.seed);
   json.key("artifacts")
       .begin_object()
@@ -191,8 +183,8 @@ inline void write_seed_oracle(JsonWriter& json, const pl::SeedResult& s) {
       .field("realized_unsafe_fraction", s.realized_unsafe_fraction)
       .field("score_cost_spearman", s.score_cost_spearman);
   json.key("resampled").begin_object().field("draws", s.resampled_certification.trials);
-  write_proportion(json, "certification", s.resampled_certification);
-  write_proportion(json, "false_certification", s.resampled_false_certification);
+  JsonFields{json}("certification", s.resampled_certification);
+  JsonFields{json}("false_certification", s.resampled_false_certification);
   json.end_object();
   json.key("grid").begin_array();
   for (const curation::ValidationStep& g : s.grid)
@@ -205,7 +197,7 @@ inline void write_seed_oracle(JsonWriter& json, const pl::SeedResult& s) {
 }
 
 // The value the seed learned, its methods' clones, and the time each stage took.
-inline void write_seed_value_and_methods(JsonWriter& json, const pl::SeedResult& s) {
+void write_seed_value_and_methods(JsonWriter& json, const SeedResult& s) {
   json.key("value")
       .begin_object()
       .field("pairs", s.pairs)
@@ -216,7 +208,7 @@ inline void write_seed_value_and_methods(JsonWriter& json, const pl::SeedResult&
   for (const double l : s.value_final_loss) json.value(l);
   json.end_array().end_object();
   json.key("methods").begin_array();
-  for (const pl::MethodResult& m : s.methods) {
+  for (const MethodResult& m : s.methods) {
     json.begin_object()
         .field("name", m.name)
         .field("selection_size", m.selection_size)
@@ -238,10 +230,9 @@ inline void write_seed_value_and_methods(JsonWriter& json, const pl::SeedResult&
   json.end_object();
 }
 
-}  // namespace pipeline_json
+}  // namespace
 
-inline std::string report_json(const pl::PipelineResult& r) {
-  namespace pj = pipeline_json;
+std::string report_json(const PipelineResult& r) {
   std::ostringstream text;
   JsonWriter json(text);
   json.begin_object()
@@ -249,19 +240,17 @@ inline std::string report_json(const pl::PipelineResult& r) {
       .field("budget", r.task.budget)
       .field("preset", r.options.preset)
       .field("seconds", r.seconds);
-  pj::write_pool_and_settings(json, r);
+  write_pool_and_settings(json, r);
   json.field("certified_seeds", r.certified_seeds);
-  pj::write_method_summaries(json, r);
+  write_method_summaries(json, r);
   // The first seed's certificate at the top level; every seed's below.
-  json.key("certificate").begin_object();
-  write_certificate_fields(json, r.seeds.front().calibrated.certificate);
-  json.end_object();
+  JsonFields{json}("certificate", r.seeds.front().calibrated.certificate);
   json.key("seeds").begin_array();
-  for (const pl::SeedResult& s : r.seeds) {
+  for (const SeedResult& s : r.seeds) {
     json.begin_object().field("seed", static_cast<std::int64_t>(s.seed));
-    pj::write_seed_selections(json, s);
-    pj::write_seed_oracle(json, s);
-    pj::write_seed_value_and_methods(json, s);
+    write_seed_selections(json, s);
+    write_seed_oracle(json, s);
+    write_seed_value_and_methods(json, s);
     json.end_object();
   }
   json.end_array().end_object();
@@ -269,10 +258,10 @@ inline std::string report_json(const pl::PipelineResult& r) {
   return std::move(text).str();
 }
 
-inline std::string corridor_json(const pl::CorridorStudy& study, double seconds) {
+std::string corridor_json(const CorridorStudy& study, double seconds) {
   std::ostringstream text;
   JsonWriter json(text);
-  const pl::CorridorStudyOptions& o = study.options;
+  const CorridorStudyOptions& o = study.options;
   json.begin_object()
       .field("task", "corridor")
       .field("budget", 0.0)
@@ -286,7 +275,7 @@ inline std::string corridor_json(const pl::CorridorStudy& study, double seconds)
   const std::int64_t T = o.horizons.back();
   json.field("methods_horizon", T);
   json.key("methods").begin_array();
-  for (const pl::CorridorRow& row : study.rows)
+  for (const CorridorRow& row : study.rows)
     if (row.horizon == T)
       json.begin_object()
           .field("name", row.method)
@@ -305,7 +294,7 @@ inline std::string corridor_json(const pl::CorridorStudy& study, double seconds)
   for (const double u : study.pool_unsafe_fraction) json.value(u);
   json.end_array();
   json.key("rows").begin_array();
-  for (const pl::CorridorRow& row : study.rows)
+  for (const CorridorRow& row : study.rows)
     json.begin_object()
         .field("horizon", row.horizon)
         .field("method", row.method)
@@ -325,4 +314,4 @@ inline std::string corridor_json(const pl::CorridorStudy& study, double seconds)
   return std::move(text).str();
 }
 
-}  // namespace ltt::cli
+}  // namespace ltt::pipeline

@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "json_writer.hpp"
+#include "data/json_writer.hpp"
 
-namespace ltt::cli {
+namespace ltt::data {
 
 class JsonFields {
  public:
@@ -52,4 +52,4 @@ class JsonFields {
   JsonWriter& json_;
 };
 
-}  // namespace ltt::cli
+}  // namespace ltt::data
