@@ -249,7 +249,7 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
   else
     out << "not stopped: label " << pool.id_of(*run.next()) << " next (label "
         << c.labels_used + 1 << " of at most " << c.label_cap
-        << "); the certificate below holds if the labeling stops here\n";
+        << "); what is certified below stays valid if the labeling stops here\n";
   if (c.certified)
     out << "certified: threshold lambda = " << brief(c.threshold) << " at quantile "
         << shortest(c.quantile) << ", step " << *c.certified_step + 1 << "; S(lambda) holds "
