@@ -124,7 +124,7 @@ class SequentialRun {
 
 // "after 37 labels (2 unsafe): 3 of 12 steps certified, p_4 = 0.31"
 inline std::string walk_state(const cur::SequentialCertificate& c) {
-  std::int64_t depth = c.certified ? *c.certified_step + 1 : 0;
+  const std::int64_t depth = c.certified ? *c.certified_step + 1 : 0;
   std::string text = cat("after ", std::to_string(c.labels_used), " labels (",
                          std::to_string(c.unsafe_labels), " unsafe): ", std::to_string(depth),
                          " of ", std::to_string(c.grid_size), " steps certified");
