@@ -7,6 +7,7 @@
 #include <curation/mean_cost_certificate.hpp>
 #include <curation/preference_pairs.hpp>
 #include <curation/reward_curation.hpp>
+#include <curation/sequential_selection.hpp>
 #include <curation/threshold_grid.hpp>
 #include <curation/v_filter.hpp>
 #include <curation/validation.hpp>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace ltt::curation {
 
@@ -75,6 +77,58 @@ template <class Visit>
 void fields(const PricedCertificate& p, Visit&& visit) {
   fields(*p.certificate, visit);
   visit("triple", *p.triple ? std::optional(ltt::TripleSummary{&**p.triple}) : std::nullopt);
+}
+
+template <class Visit>
+void fields(const SequentialStep& s, Visit&& visit) {
+  visit("quantile", s.quantile);
+  visit("lambda", s.lambda);
+  visit("N", s.N);
+  visit("null_boundary", s.null_boundary);
+  visit("m", s.m);
+  visit("k", s.k);
+  visit("p_anytime", s.p_anytime);
+  visit("p_cap", s.p_cap);
+  visit("p", s.p);
+  visit("rejected", s.rejected);
+  visit("certified_after", s.certified_after);
+}
+
+// A sequential certificate with its stop rule and whether (and by which reason) the walk has
+// stopped: the object `ltt certify --sequential --json` opens with and
+// `ltt.SequentialCertifier.certificate`. Before a rule fires the certificate is the one the
+// labels so far give, valid if the labeling stops there (docs/sequential.md); `reason` is
+// then none. The reason names are the keys of `ltt validate --procedure sequential`'s
+// `stopped_by`.
+struct StoppedCertificate {
+  const SequentialCertificate* certificate;
+  std::string_view stop;                 // the `--stop` rule
+  std::optional<StoppingReason> reason;  // none: no rule has fired yet
+};
+
+// The decision first, then the labels and the stop, then what it rests on.
+template <class Visit>
+void fields(const StoppedCertificate& s, Visit&& visit) {
+  const SequentialCertificate& c = *s.certificate;
+  visit("certified", c.certified);
+  visit("certified_step", c.certified_step);
+  visit("threshold", c.certified ? std::optional(c.threshold) : std::nullopt);
+  visit("quantile", c.certified ? std::optional(c.quantile) : std::nullopt);
+  visit("selection_size", c.selection_size);
+  visit("labels_used", c.labels_used);
+  visit("unsafe_labels", c.unsafe_labels);
+  visit("stop", s.stop);
+  visit("stopped", s.reason.has_value());
+  visit("reason", s.reason ? std::optional(stopping_reason_name(*s.reason)) : std::nullopt);
+  visit("label_cap", c.label_cap);
+  visit("alpha", c.alpha);
+  visit("delta", c.delta);
+  visit("pool_size", c.pool_size);
+  visit("grid_size", c.grid_size);
+  visit("target_step", c.target_step);
+  visit("merged_quantiles", c.merged_quantiles);
+  visit("steps", c.steps);
+  visit("depth_trace", c.depth_trace);
 }
 
 template <class Visit>

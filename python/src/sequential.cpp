@@ -2,7 +2,8 @@
 // person labeling one trajectory at a time (docs/sequential.md). The label order is the
 // seeded draw_label_order of the pool, the one `ltt draw --sequential --seed S` prints; the
 // certifier asks for the next position, takes its label, and says when a stop rule fires.
-// The certificate is a Record with the fields of the library's SequentialCertificate.
+// The certificate is a Record with the fields of curation::StoppedCertificate
+// (<curation/fields.hpp>), the object `ltt certify --sequential --json` opens with.
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -15,6 +16,7 @@
 #include <curation/sequential_selection.hpp>
 
 #include "convert.hpp"
+#include "record.hpp"
 
 namespace ltt::python {
 
@@ -64,27 +66,13 @@ class SequentialCertifier {
   std::optional<cur::StoppingReason> reason() const { return walk_->stopping_reason(); }
   bool should_stop() const { return reason().has_value(); }
 
+  // The shared field list of <curation/fields.hpp> (`ltt certify --sequential --json`'s),
+  // with the depth trace as an array.
   py::object certificate() const {
     const auto r = reason();
-    const cur::SequentialCertificate c = walk_->certificate(r.value_or(cur::StoppingReason::label_cap));
-    py::dict d;
-    d["alpha"] = c.alpha;
-    d["delta"] = c.delta;
-    d["pool_size"] = c.pool_size;
-    d["label_cap"] = c.label_cap;
-    d["stop"] = stop_;
-    d["labels_used"] = c.labels_used;
-    d["unsafe_labels"] = c.unsafe_labels;
-    d["stopped"] = r.has_value();
-    d["reason"] = r ? py::object(py::str(std::string(cur::stopping_reason_name(*r)))) : py::none();
-    d["certified"] = c.certified;
-    d["certified_step"] = optional_value(c.certified_step);
-    d["threshold"] = c.threshold;
-    d["quantile"] = c.quantile;
-    d["selection_size"] = c.selection_size;
-    py::list steps;
-    for (const cur::SequentialStep& s : c.steps) steps.append(step_record(s));
-    d["steps"] = steps;
+    const cur::SequentialCertificate c =
+        walk_->certificate(r.value_or(cur::StoppingReason::label_cap));
+    py::dict d = field_dict(cur::StoppedCertificate{&c, stop_, r});
     d["depth_trace"] = to_numpy(c.depth_trace);
     return make_record(d);
   }
@@ -93,22 +81,6 @@ class SequentialCertifier {
   py::object order() const { return to_numpy(order_); }
 
  private:
-  static py::object step_record(const cur::SequentialStep& s) {
-    py::dict d;
-    d["quantile"] = s.quantile;
-    d["lambda"] = s.lambda;
-    d["N"] = s.N;
-    d["null_boundary"] = s.null_boundary;
-    d["m"] = s.m;
-    d["k"] = s.k;
-    d["p_anytime"] = s.p_anytime;
-    d["p_cap"] = optional_value(s.p_cap);
-    d["p"] = s.p;
-    d["rejected"] = s.rejected;
-    d["certified_after"] = optional_value(s.certified_after);
-    return make_record(d);
-  }
-
   std::string stop_;
   std::optional<cur::SequentialWalk> walk_;
   std::vector<std::int64_t> order_;

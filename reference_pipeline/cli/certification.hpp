@@ -78,11 +78,8 @@ inline void write_gate_json(JsonWriter& json, const GateResult& gate, std::int64
   }
 }
 
-// "inputs": every file and setting the certificate was computed from.
-inline void write_inputs_json(JsonWriter& json, const Inputs& in,
-                              const cur::CalibratedSelectionOptions& options,
-                              const data::DsrlPool* dataset) {
-  json.key("inputs").begin_object();
+// The pool or dataset and its scores: the first keys of "inputs".
+inline void write_source_json(JsonWriter& json, const Inputs& in, const data::DsrlPool* dataset) {
   json.field("pool", in.pool_file)
       .field("pool_format", !in.pool_file ? std::optional<std::string>{}
                             : in.pool_npy ? std::optional<std::string>("npy")
@@ -108,6 +105,14 @@ inline void write_inputs_json(JsonWriter& json, const Inputs& in,
     if (in.aggregator.kind == cur::Aggregation::percentile)
       json.field("percentile", in.aggregator.percentile);
   }
+}
+
+// "inputs": every file and setting the certificate was computed from.
+inline void write_inputs_json(JsonWriter& json, const Inputs& in,
+                              const cur::CalibratedSelectionOptions& options,
+                              const data::DsrlPool* dataset) {
+  json.key("inputs").begin_object();
+  write_source_json(json, in, dataset);
   json.field("labels", in.labels_file).field("draw", in.draw).field("budget", in.budget);
   json.field("seed", in.seed);
   JsonFields{json}("grid", options.quantiles);
@@ -115,6 +120,22 @@ inline void write_inputs_json(JsonWriter& json, const Inputs& in,
       .field("gate", gate_name(in.gate))
       .field("kappa", in.gate == Gate::resample ? std::optional(in.kappa) : std::nullopt)
       .field("override_gate", in.override_gate);
+  json.end_object();
+}
+
+// "output": the files written and the selection's size (rows: a dataset's transitions).
+inline void write_output_json(JsonWriter& json, const Inputs& in, std::int64_t written_size,
+                              std::optional<std::int64_t> rows) {
+  json.key("output").begin_object();
+  json.field("selection", in.selection_file);
+  json.field("selection_format",
+             in.selection_file ? std::optional<std::string>(
+                                     format_name(in.selection_format, in.dataset_store))
+                               : std::nullopt);
+  json.field("written_size", written_size);
+  json.field("written_rows", rows);
+  json.field("transition_mask", in.transition_mask_file);
+  json.field("certificate", in.certificate_file);
   json.end_object();
 }
 
@@ -126,18 +147,8 @@ inline void write_json(JsonWriter& json, const cur::Certificate& c,
   json.begin_object();
   fields(cur::PricedCertificate{&c, &triple}, JsonFields{json});
   write_gate_json(json, gate, in.seed);
-  json.key("output").begin_object();
-  json.field("selection", in.selection_file);
-  json.field("selection_format",
-             in.selection_file ? std::optional<std::string>(
-                                     format_name(in.selection_format, in.dataset_store))
-                               : std::nullopt);
-  json.field("written_size", written_size);
-  json.field("written_rows", dataset ? std::optional(written_rows(*dataset, gate.written))
-                                     : std::nullopt);
-  json.field("transition_mask", in.transition_mask_file);
-  json.field("certificate", in.certificate_file);
-  json.end_object();
+  write_output_json(json, in, written_size,
+                    dataset ? std::optional(written_rows(*dataset, gate.written)) : std::nullopt);
   write_inputs_json(json, in, options, dataset);
   if (more_fields) more_fields(json);
   json.end_object();

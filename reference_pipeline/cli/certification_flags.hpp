@@ -69,6 +69,15 @@ inline constexpr Flag certify_flags[] = {
     {"transition-mask", FlagKind::text,
      "--dataset: write a .npy bool mask, one per row, true in the selected episodes"},
     {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
+    {"sequential", FlagKind::boolean,
+     "the sequential walk: --labels in the order of `ltt draw --sequential --seed S`, one at a "
+     "time until --stop fires (docs/sequential.md)"},
+    {"stop", FlagKind::text,
+     "--sequential: stopping rule, cap, target:J, stall:L, early-refusal or auto", "auto"},
+    {"n", FlagKind::count, "--sequential: the label cap", "200"},
+    {"interactive", FlagKind::boolean,
+     "--sequential: ask for each next label on standard error, read 0 or 1 per line from "
+     "standard input (after --labels, if given)"},
 };
 
 // What the flags ask for: the files read and written, and the settings of the stage.

@@ -8,9 +8,11 @@
 // The steps live in certification.hpp, shared with `ltt curate`; run_certify reads as
 // parse/validate -> inputs -> compute -> outputs -> report.
 
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include <data/dsrl.hpp>
 
@@ -19,6 +21,7 @@
 #include "dataset_file.hpp"
 #include "format.hpp"
 #include "pool_file.hpp"
+#include "sequential_certification.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {
@@ -36,7 +39,11 @@ constexpr Command certify_command{
     "step by step; writes it with --certificate and the selection with --selection.\n"
     "Calibration labels come from --labels, or with --draw from the pool's cost column.\n"
     "--dataset reads a DSRL dataset instead of a pool (one trajectory per episode, with its\n"
-    "return and cost) and --selection writes the selected episodes back in its layout.",
+    "return and cost) and --selection writes the selected episodes back in its layout.\n"
+    "--sequential: the labels one at a time in the order `ltt draw --sequential --seed S`\n"
+    "prints (--labels holds the first ones, --interactive asks for more on the terminal)\n"
+    "until --stop fires or --n are used; says the certificate so far and the id to label\n"
+    "next, or after how many labels the walk stopped and with what certificate.",
     certify_flags};
 
 // Parse and validate: the flags, the relations between them, and every output, before any
@@ -44,6 +51,7 @@ constexpr Command certify_command{
 struct Request {
   Inputs in;
   cur::CalibratedSelectionOptions options;
+  std::optional<SequentialRequest> sequential;
 };
 
 // --pool or --dataset, and --scores for a dataset.
@@ -93,10 +101,47 @@ void read_output_flags(const Arguments& args, Inputs& in) {
   check_outputs(in, input_files(in));
 }
 
+// --sequential: what it takes instead of --draw, --gate and the fallback, and its own flags.
+SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
+  for (const std::string_view flag : {"draw", "budget", "gate", "kappa", "override-gate",
+                                      "min-selection", "drop-unsafe-calibration"})
+    if (args.given(flag))
+      throw BadInput(cat("--", flag, " does not apply to --sequential (labels in the order of "
+                                     "`ltt draw --sequential`; no gate, no fallback)"));
+  SequentialRequest r;
+  r.interactive = args.flag("interactive");
+  if (args.has("labels")) in.labels_file = args.text("labels");
+  if (!in.labels_file && !r.interactive)
+    throw BadInput("--sequential needs --labels (the first labels of the order) or --interactive");
+  in.seed = args.count("seed");
+  r.stop = args.text("stop");
+  try {
+    cur::apply_stop_rule(r.stop, r.options);
+  } catch (const std::invalid_argument&) {
+    throw BadInput(cat("--stop: ", in_quotes(r.stop),
+                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
+  }
+  r.options.label_cap = args.count("n");
+  if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
+  const cur::CalibratedSelectionOptions fixed = read_selection_flags(args, in);
+  r.options.alpha = fixed.alpha;
+  r.options.delta = fixed.delta;
+  r.options.quantiles = fixed.quantiles;
+  return r;
+}
+
 Request read_request(const Arguments& args) {
   Request r;
   Inputs& in = r.in;
   read_pool_flags(args, in);
+  if (args.flag("sequential")) {
+    read_state_value_flags(args, in);
+    r.sequential = read_sequential_flags(args, in);
+    read_output_flags(args, in);
+    return r;
+  }
+  for (const std::string_view flag : {"stop", "n", "interactive"})
+    if (args.given(flag)) throw BadInput(cat("--", flag, " needs --sequential"));
   read_label_flags(args, in);
   read_state_value_flags(args, in);
   r.options = read_selection_flags(args, in);
@@ -114,7 +159,8 @@ struct PoolInputs {
   const data::DsrlPool* dsrl() const { return dataset ? &*dataset : nullptr; }
 };
 
-PoolInputs read_inputs(const Inputs& in) {
+// With --sequential the labels are read later, in their order (sequential_certification.hpp).
+PoolInputs read_inputs(const Inputs& in, bool sequential) {
   PoolInputs r;
   PoolFile& pool = r.pool;
   if (in.pool_file) {
@@ -132,8 +178,41 @@ PoolInputs read_inputs(const Inputs& in) {
     throw BadInput(cat(pool.name, ": --gate ", gate_name(in.gate),
                        " needs a 'return' column (episodic return)",
                        pool.npy() ? "; a .npy pool holds scores only" : ""));
-  r.calibration = read_calibration(pool, in);
+  if (!sequential) r.calibration = read_calibration(pool, in);
   return r;
+}
+
+// --sequential: the walk on the labels of --labels (then standard input with --interactive),
+// the certificate (and selection) it gives, reported as for the fixed-n walk.
+int run_sequential(const Invocation& call, const Arguments& args, const Request& request,
+                   const PoolInputs& inputs) {
+  const Inputs& in = request.in;
+  const SequentialRequest& sr = *request.sequential;
+  const PoolFile& pool = inputs.pool;
+  if (sr.options.label_cap > pool.size())
+    throw BadInput(cat("--n: ", std::to_string(sr.options.label_cap),
+                       " must not exceed the pool size ", std::to_string(pool.size()), " (",
+                       pool.name, ")"));
+  SequentialRun run(pool.pool.score, sr.options, in.seed);
+  if (in.labels_file) run.add_all(read_ordered_labels(*in.labels_file, pool, run.order(), in.seed));
+  if (sr.interactive) run_interactive(run, pool, std::cin, call.err, ::isatty(STDIN_FILENO) == 1);
+  const cur::SequentialCertificate c = run.certificate();
+  GateResult selection;
+  selection.written = sequential_selected(pool.pool.score, c);
+
+  std::ostringstream json_text;
+  {
+    JsonWriter json(json_text);
+    write_sequential_json(json, run, c, pool, in, sr, selection.written, inputs.dsrl());
+    json_text << '\n';
+  }
+  write_outputs(in, pool, inputs.dsrl(), selection, json_text.str());
+  if (args.flag("json"))
+    call.out << json_text.str();
+  else
+    write_sequential_summary(call.out, run, c, pool, in, sr,
+                             static_cast<std::int64_t>(selection.written.size()));
+  return 0;
 }
 
 }  // namespace
@@ -143,7 +222,8 @@ int run_certify(const Invocation& call) {
   if (!args) return 0;
   const Request request = read_request(*args);
   const Inputs& in = request.in;
-  const PoolInputs inputs = read_inputs(in);
+  const PoolInputs inputs = read_inputs(in, request.sequential.has_value());
+  if (request.sequential) return run_sequential(call, *args, request, inputs);
 
   // Compute: the calibrated selection, its triple and the gate.
   const Certification result = certify_pool(inputs.pool, inputs.calibration, in, request.options);

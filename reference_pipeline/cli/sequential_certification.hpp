@@ -1,0 +1,267 @@
+#pragma once
+// `ltt certify --sequential`: the sequential walk of <curation/sequential_selection.hpp> on a
+// user's pool, the labels bought one at a time in the order `ltt draw --sequential --seed S`
+// prints (docs/sequential.md, "Interfaces"), as steps run_certify calls in turn:
+//
+//   read_ordered_labels     --labels FILE: its ids must be the first ids of that order, in it,
+//                           since the guarantee needs the order fixed before labeling
+//   SequentialRun           the walk fed label by label until a stop rule fires; which id to
+//                           label next while none has
+//   run_interactive         the same from standard input, one label (0 or 1) per line, each
+//                           asked for and answered on standard error
+//   write_sequential_json   the certificate (curation::StoppedCertificate's fields) with the
+//                           next id, the outputs and the inputs
+//   write_sequential_summary  the same for a human reader
+//
+// The certificate is valid whenever the labeling stops (every stop rule is a stopping time),
+// so a run before any rule fires reports the certificate so far; its selection is S(lambda)
+// of the deepest certified step, empty while nothing is certified (a sequential refusal has
+// no uncertified fallback).
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <curation/fields.hpp>
+#include <curation/sequential_selection.hpp>
+
+#include <data/dsrl.hpp>
+
+#include "bad_input.hpp"
+#include "certification.hpp"
+#include "certification_flags.hpp"
+#include "format.hpp"
+#include "json_fields.hpp"
+#include "json_writer.hpp"
+#include "pool_file.hpp"
+#include "table_reader.hpp"
+
+namespace ltt::cli::certification {
+
+// What --sequential asks for beyond the certification inputs.
+struct SequentialRequest {
+  cur::SequentialSelectionOptions options;
+  std::string stop = "auto";
+  bool interactive = false;
+};
+
+// --labels FILE (id,unsafe): the labels of the first rows of `order` (pool positions), in that
+// order. A row whose id is not the next of the order is refused with its line.
+inline std::vector<bool> read_ordered_labels(const std::string& path, const PoolFile& pool,
+                                             std::span<const std::int64_t> order,
+                                             std::int64_t seed) {
+  CsvFile csv = CsvFile::read(path);
+  const std::size_t id_column = csv.column("id");
+  const std::size_t unsafe_column = csv.column("unsafe");
+  std::vector<bool> unsafe;
+  for (CsvRecord row; csv.next(row);) {
+    const std::string_view id = row.fields[id_column];
+    const std::string_view bit = row.fields[unsafe_column];
+    if (bit != "0" && bit != "1")
+      csv.fail(row.line, bit.empty() ? std::string("unsafe is missing (0 or 1)")
+                                     : cat("unsafe ", in_quotes(bit), " must be 0 or 1"));
+    const std::size_t t = unsafe.size();
+    if (t == order.size())
+      csv.fail(row.line, cat("more labels than the ", std::to_string(order.size()),
+                             " trajectories of the pool ", pool.name));
+    const std::string expected = pool.id_of(order[t]);
+    if (id != expected)
+      csv.fail(row.line, cat("id ", in_quotes(id), " is out of the label order: label ",
+                             std::to_string(t + 1), " of `ltt draw --sequential --seed ",
+                             std::to_string(seed), "` is ", in_quotes(expected),
+                             " (the order is fixed before labeling for the guarantee)"));
+    unsafe.push_back(bit == "1");
+  }
+  return unsafe;
+}
+
+// The walk fed label by label in the seeded order until a stop rule fires.
+class SequentialRun {
+ public:
+  SequentialRun(std::span<const double> scores, const cur::SequentialSelectionOptions& options,
+                std::int64_t seed)
+      : walk_(scores, options),
+        order_(cur::draw_label_order(walk_.pool_size(), walk_.pool_size(),
+                                     static_cast<std::uint64_t>(seed))) {}
+
+  std::span<const std::int64_t> order() const { return order_; }
+  std::optional<cur::StoppingReason> reason() const { return walk_.stopping_reason(); }
+  bool stopped() const { return reason().has_value(); }
+  std::int64_t labels_used() const { return walk_.labels_used(); }
+  // The pool position to label next; none once a rule has fired.
+  std::optional<std::int64_t> next() const {
+    if (stopped()) return std::nullopt;
+    return order_[static_cast<std::size_t>(walk_.labels_used())];
+  }
+
+  void add(bool unsafe) { walk_.add_label(*next(), unsafe); }
+  // Labels in order while no rule has fired; returns how many were used.
+  std::int64_t add_all(const std::vector<bool>& unsafe) {
+    std::int64_t used = 0;
+    for (const bool u : unsafe) {
+      if (stopped()) break;
+      add(u);
+      ++used;
+    }
+    return used;
+  }
+
+  cur::SequentialCertificate certificate() const {
+    return walk_.certificate(reason().value_or(cur::StoppingReason::label_cap));
+  }
+
+ private:
+  cur::SequentialWalk walk_;
+  std::vector<std::int64_t> order_;
+};
+
+// "after 37 labels (2 unsafe): 3 of 12 steps certified, p_4 = 0.31"
+inline std::string walk_state(const cur::SequentialCertificate& c) {
+  const std::int64_t depth = c.certified ? *c.certified_step + 1 : 0;
+  std::string text = cat("after ", std::to_string(c.labels_used), " labels (",
+                         std::to_string(c.unsafe_labels), " unsafe): ", std::to_string(depth),
+                         " of ", std::to_string(c.grid_size), " steps certified");
+  if (depth < c.grid_size)
+    text += cat(", p_", std::to_string(depth + 1), " = ",
+                brief(c.steps[static_cast<std::size_t>(depth)].p));
+  return text;
+}
+
+// Standard input, one label per line: asks for each on `err`, says the state after it, and
+// stops when a rule fires or the input ends. A line other than 0 or 1 (blanks around it
+// allowed) is asked again at a terminal and refused from a pipe (exit 2, nothing written).
+inline void run_interactive(SequentialRun& run, const PoolFile& pool, std::istream& in,
+                            std::ostream& err, bool terminal) {
+  std::int64_t line_number = 0;
+  while (const auto position = run.next()) {
+    err << "label " << pool.id_of(*position) << " (label " << run.labels_used() + 1
+        << "; 0 safe, 1 unsafe): " << std::flush;
+    std::string line;
+    if (!std::getline(in, line)) {
+      err << "\n";
+      return;
+    }
+    ++line_number;
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    const std::string_view bit =
+        first == std::string::npos
+            ? std::string_view{}
+            : std::string_view(line).substr(first, line.find_last_not_of(" \t\r") - first + 1);
+    if (bit != "0" && bit != "1") {
+      if (!terminal)
+        throw BadInput(cat("standard input line ", std::to_string(line_number), ": ",
+                           in_quotes(bit), " is not a label (0 safe or 1 unsafe)"));
+      err << "type 0 (safe) or 1 (unsafe)\n";
+      continue;
+    }
+    run.add(bit == "1");
+    err << walk_state(run.certificate()) << "\n";
+  }
+  err << "stopped: " << cur::stopping_reason_name(*run.reason()) << "\n";
+}
+
+// The selection the certificate describes: S(lambda) of the deepest certified step, pool
+// positions ascending; empty while nothing is certified.
+inline std::vector<std::int64_t> sequential_selected(std::span<const double> scores,
+                                                     const cur::SequentialCertificate& c) {
+  std::vector<std::int64_t> selected;
+  if (!c.certified) return selected;
+  for (std::size_t i = 0; i < scores.size(); ++i)
+    if (scores[i] >= c.threshold) selected.push_back(static_cast<std::int64_t>(i));
+  return selected;
+}
+
+// An id as `ltt draw --json` writes it: a number when every id of the pool is an integer.
+inline void write_id_json(JsonWriter& json, const PoolFile& pool, std::int64_t position) {
+  if (pool.integer_ids())
+    json.value(*PoolFile::integer_id(pool.id_of(position)));
+  else
+    json.value(pool.id_of(position));
+}
+
+// The object of `ltt certify --sequential --json` (and --certificate): the certificate, the
+// next id to label (null once stopped), the outputs, the inputs.
+inline void write_sequential_json(JsonWriter& json, const SequentialRun& run,
+                                  const cur::SequentialCertificate& c, const PoolFile& pool,
+                                  const Inputs& in, const SequentialRequest& request,
+                                  const std::vector<std::int64_t>& written,
+                                  const data::DsrlPool* dataset) {
+  json.begin_object();
+  fields(cur::StoppedCertificate{&c, request.stop, run.reason()}, JsonFields{json});
+  json.key("next_id");
+  if (const auto next = run.next())
+    write_id_json(json, pool, *next);
+  else
+    json.null();
+  write_output_json(json, in, static_cast<std::int64_t>(written.size()),
+                    dataset ? std::optional(written_rows(*dataset, written)) : std::nullopt);
+  json.key("inputs").begin_object();
+  write_source_json(json, in, dataset);
+  json.field("labels", in.labels_file)
+      .field("interactive", request.interactive)
+      .field("seed", in.seed)
+      .field("n", request.options.label_cap);
+  JsonFields{json}("grid", request.options.quantiles);
+  json.end_object().end_object();
+}
+
+// One row per grid step: every number needed to recompute p_j from the label order.
+inline void write_sequential_steps(std::ostream& out, const cur::SequentialCertificate& c) {
+  out << cell("step", 4) << cell("quantile", 10) << cell("lambda", 14) << cell("N", 12)
+      << cell("U*", 12) << cell("m", 7) << cell("k", 7) << cell("p_anytime", 14)
+      << cell("p_cap", 14) << cell("p", 14) << "  certified after\n";
+  for (std::size_t j = 0; j < c.steps.size(); ++j) {
+    const cur::SequentialStep& s = c.steps[j];
+    out << cell(std::to_string(j + 1), 4) << cell(shortest(s.quantile), 10)
+        << cell(brief(s.lambda), 14) << cell(std::to_string(s.N), 12)
+        << cell(std::to_string(s.null_boundary), 12) << cell(std::to_string(s.m), 7)
+        << cell(std::to_string(s.k), 7) << cell(brief(s.p_anytime), 14)
+        << cell(s.p_cap ? brief(*s.p_cap) : std::string("-"), 14) << cell(brief(s.p), 14) << "  "
+        << (s.certified_after ? cat(std::to_string(*s.certified_after), " labels")
+                              : std::string("not rejected"))
+        << "\n";
+  }
+  out << "\n";
+}
+
+inline void write_sequential_summary(std::ostream& out, const SequentialRun& run,
+                                     const cur::SequentialCertificate& c, const PoolFile& pool,
+                                     const Inputs& in, const SequentialRequest& request,
+                                     std::int64_t written) {
+  out << "sequential certification of " << pool.name << ": " << c.pool_size
+      << " trajectories, label order of --seed " << in.seed << " (ltt draw --sequential), cap "
+      << c.label_cap << ", --stop " << request.stop << "\n"
+      << "alpha = " << shortest(c.alpha) << ", delta = " << shortest(c.delta) << "; grid of "
+      << request.options.quantiles.size() << " quantiles, " << c.grid_size
+      << " distinct thresholds\n"
+      << walk_state(c) << "\n\n";
+  write_sequential_steps(out, c);
+  if (const auto reason = run.reason())
+    out << "stopped by " << cur::stopping_reason_name(*reason) << " after " << c.labels_used
+        << " labels\n";
+  else
+    out << "not stopped: label " << pool.id_of(*run.next()) << " next (label "
+        << c.labels_used + 1 << " of at most " << c.label_cap
+        << "); what is certified below stays valid if the labeling stops here\n";
+  if (c.certified)
+    out << "certified: threshold lambda = " << brief(c.threshold) << " at quantile "
+        << shortest(c.quantile) << ", step " << *c.certified_step + 1 << "; S(lambda) holds "
+        << c.selection_size << " trajectories\n"
+        << "  guarantee, at any stopping time of the labeling: Pr[certified and more than "
+           "alpha = "
+        << shortest(c.alpha) << " of S(lambda) unsafe] <= delta = " << shortest(c.delta) << "\n";
+  else
+    out << "nothing certified (a sequential refusal has no uncertified fallback)\n";
+  if (in.selection_file) out << "wrote " << written << " ids to " << *in.selection_file << "\n";
+  if (in.transition_mask_file) out << "wrote the transition mask to " << *in.transition_mask_file << "\n";
+  if (in.certificate_file) out << "wrote the certificate to " << *in.certificate_file << "\n";
+}
+
+}  // namespace ltt::cli::certification

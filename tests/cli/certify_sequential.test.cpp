@@ -1,0 +1,269 @@
+// `ltt certify --sequential`: labels in the order of `ltt draw --sequential --seed S`, walked
+// one at a time until the stop rule fires. Checked against the library's walk
+// (curation::sequential_selection on the same pool, labels and seed), not against stored
+// outputs; an out-of-order label file is refused; a prefix that has not stopped names the next
+// id; the interactive mode fed through a pipe gives the file mode's certificate.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <curation/sequential_selection.hpp>
+
+#include "certify_checks.hpp"
+#include "run_program.hpp"
+
+using namespace ltt_cli_test;
+namespace cur = ltt::curation;
+
+namespace {
+
+constexpr std::int64_t pool_N = 1000;
+constexpr std::int64_t seed = 5;
+
+// Scores N..1 (ids t0 .. t999 from the top); the top 15% hold 2% unsafe, the rest 30%, spread
+// evenly, so the first steps certify well before the cap and the deep ones do not.
+struct SequentialPool {
+  std::string file;
+  std::vector<double> score;
+  std::vector<std::uint8_t> unsafe;
+  std::vector<std::int64_t> order;  // the whole seeded label order
+};
+
+const SequentialPool& sequential_pool() {
+  static const SequentialPool pool = [] {
+    SequentialPool p;
+    p.file = (scratch_dir() / "sequential_pool.csv").string();
+    const std::int64_t top = 150;
+    std::ofstream out(p.file);
+    out << "id,score\n";
+    for (std::int64_t i = 0; i < pool_N; ++i) {
+      const bool in_top = i < top;
+      const std::int64_t start = in_top ? 0 : top, count = in_top ? top : pool_N - top;
+      const std::int64_t bad = in_top ? 3 : (3 * count) / 10, r = i - start;
+      p.score.push_back(static_cast<double>(pool_N - i));
+      p.unsafe.push_back((r + 1) * bad / count > r * bad / count ? 1 : 0);
+      out << "t" << i << "," << pool_N - i << "\n";
+    }
+    p.order = cur::draw_label_order(pool_N, pool_N, seed);
+    return p;
+  }();
+  return pool;
+}
+
+// The first `count` labels of the order as a --labels file.
+std::string label_file(const std::string& name, std::int64_t count) {
+  const SequentialPool& p = sequential_pool();
+  const std::string file = (scratch_dir() / name).string();
+  std::ofstream out(file);
+  out << "id,unsafe\n";
+  for (std::int64_t t = 0; t < count; ++t) {
+    const std::int64_t pos = p.order[static_cast<std::size_t>(t)];
+    out << "t" << pos << "," << int{p.unsafe[static_cast<std::size_t>(pos)]} << "\n";
+  }
+  return file;
+}
+
+// The same labels as lines of 0 and 1, for --interactive.
+std::string label_lines(std::int64_t from, std::int64_t to) {
+  const SequentialPool& p = sequential_pool();
+  std::string text;
+  for (std::int64_t t = from; t < to; ++t)
+    text += p.unsafe[static_cast<std::size_t>(p.order[static_cast<std::size_t>(t)])] ? "1\n"
+                                                                                         : "0\n";
+  return text;
+}
+
+std::string certify(const std::string& flags) {
+  return "certify --pool '" + sequential_pool().file + "' --sequential --seed " +
+         std::to_string(seed) + " " + flags;
+}
+
+// `ltt certify ...` with `stdin_text` on its standard input through a pipe.
+Result certify_piped(const std::string& stdin_text, const std::string& flags) {
+  const std::string input = (scratch_dir() / "stdin.txt").string();
+  std::ofstream(input) << stdin_text;
+  return shell("( cat '" + input + "' | '" + std::string(LTT_PROGRAM) + "' " + certify(flags) +
+               " )");
+}
+
+cur::SequentialCertificate library_walk(const std::string& stop, std::int64_t cap) {
+  const SequentialPool& p = sequential_pool();
+  cur::SequentialSelectionOptions o;
+  o.label_cap = cap;
+  cur::apply_stop_rule(stop, o);
+  return cur::sequential_selection(p.score, p.unsafe, seed, o);
+}
+
+// A string as json.dumps writes it (no escapes needed here).
+std::string json_string(std::string_view text) {
+  std::string quoted = "\"";
+  quoted.append(text);
+  quoted.push_back('"');
+  return quoted;
+}
+
+// The certificate's keys of a run's JSON: everything but the inputs.
+std::map<std::string, std::string> certificate_keys(const std::string& json_text) {
+  auto keys = json_object(json_text);
+  keys.erase("inputs");
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("ltt certify --sequential: labels in order reproduce the library's walk") {
+  const std::string all = label_file("all.csv", pool_N);
+  for (const std::string stop : {"auto", "target:0", "cap", "early-refusal", "stall:20"}) {
+    CAPTURE(stop);
+    const cur::SequentialCertificate want = library_walk(stop, 200);
+    const std::string cert_file = (scratch_dir() / "seq_cert.json").string();
+    const std::string sel_file = (scratch_dir() / "seq_sel.txt").string();
+    std::filesystem::remove(cert_file);
+    std::filesystem::remove(sel_file);
+    const Result r = run_ltt(certify("--labels '" + all + "' --stop " + stop +
+                                     " --json --certificate '" + cert_file + "' --selection '" +
+                                     sel_file + "'"));
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const auto json = json_object(r.out);
+    CHECK(json.at("labels_used") == std::to_string(want.labels_used));
+    CHECK(json.at("unsafe_labels") == std::to_string(want.unsafe_labels));
+    CHECK(json.at("stop") == json_string(stop));
+    CHECK(json.at("stopped") == "true");
+    CHECK(json.at("reason") == json_string(cur::stopping_reason_name(want.reason)));
+    CHECK(json.at("next_id") == "null");
+    CHECK(json.at("certified") == (want.certified ? "true" : "false"));
+    CHECK(json.at("certified_step") ==
+          (want.certified_step ? std::to_string(*want.certified_step) : "null"));
+    CHECK(json.at("selection_size") == std::to_string(want.selection_size));
+    if (want.certified) CHECK(number(json.at("threshold")) == want.threshold);
+    const std::vector<double> trace = numbers(json.at("depth_trace"));
+    REQUIRE(trace.size() == want.depth_trace.size());
+    for (std::size_t t = 0; t < trace.size(); ++t)
+      CHECK(trace[t] == static_cast<double>(want.depth_trace[t]));
+    const std::string p_values =
+        json_query(r.out, "' '.join(repr(s['p']) + ',' + repr(s['p_anytime']) for s in d['steps'])");
+    std::istringstream words(p_values);
+    for (const cur::SequentialStep& s : want.steps) {
+      std::string word;
+      REQUIRE(static_cast<bool>(words >> word));
+      const auto comma = word.find(',');
+      CHECK(number(word.substr(0, comma)) == s.p);
+      CHECK(number(word.substr(comma + 1)) == s.p_anytime);
+    }
+    CHECK(slurp(cert_file) == r.out);
+    CHECK(lines(slurp(sel_file)) == want.selection_size);
+  }
+}
+
+TEST_CASE("ltt certify --sequential: a label file out of the seeded order is refused") {
+  const SequentialPool& p = sequential_pool();
+  const std::string file = (scratch_dir() / "swapped.csv").string();
+  {
+    std::ofstream out(file);
+    out << "id,unsafe\n";
+    out << "t" << p.order[0] << ",0\n";
+    out << "t" << p.order[2] << ",0\n";  // the third id where the second belongs
+    out << "t" << p.order[1] << ",0\n";
+  }
+  const std::string cert_file = (scratch_dir() / "refused_cert.json").string();
+  std::filesystem::remove(cert_file);
+  const Result r = run_ltt(certify("--labels '" + file + "' --certificate '" + cert_file + "'"));
+  CHECK(r.code == 2);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("swapped.csv:3: ") != std::string::npos);
+  CHECK(r.err.find("id 't" + std::to_string(p.order[2]) + "' is out of the label order") !=
+        std::string::npos);
+  CHECK(r.err.find("is 't" + std::to_string(p.order[1]) + "'") != std::string::npos);
+  CHECK(r.out.empty());
+  CHECK_FALSE(std::filesystem::exists(cert_file));
+}
+
+TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the next id") {
+  const SequentialPool& p = sequential_pool();
+  const std::string five = label_file("five.csv", 5);
+  const Result r = run_ltt(certify("--labels '" + five + "' --stop cap --json"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto json = json_object(r.out);
+  CHECK(json.at("labels_used") == "5");
+  CHECK(json.at("stopped") == "false");
+  CHECK(json.at("reason") == "null");
+  CHECK(json.at("certified") == "false");
+  CHECK(json.at("next_id") == json_string("t" + std::to_string(p.order[5])));
+  const Result text = run_ltt(certify("--labels '" + five + "' --stop cap"));
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[5]) + " next (label 6") !=
+        std::string::npos);
+
+  // Labels past the stop are not used: the walk says where it stopped.
+  const cur::SequentialCertificate want = library_walk("target:0", 200);
+  const Result past = run_ltt(certify("--labels '" + label_file("past.csv", want.labels_used + 30) +
+                                      "' --stop target:0"));
+  REQUIRE(past.code == 0);
+  CHECK(past.out.find("stopped by target_certified after " + std::to_string(want.labels_used) +
+                      " labels") != std::string::npos);
+}
+
+TEST_CASE("ltt certify --sequential --interactive: a pipe gives the file mode's certificate") {
+  const cur::SequentialCertificate want = library_walk("auto", 200);
+  const std::int64_t used = want.labels_used;
+  const Result file_mode =
+      run_ltt(certify("--labels '" + label_file("all_i.csv", pool_N) + "' --json"));
+  REQUIRE(file_mode.code == 0);
+  // Every label on standard input (more than the walk needs: it stops reading at the rule).
+  const Result piped = certify_piped(label_lines(0, used + 10), "--interactive --json");
+  REQUIRE_MESSAGE(piped.code == 0, piped.err);
+  CHECK(certificate_keys(piped.out) == certificate_keys(file_mode.out));
+  CHECK(piped.err.find("stopped: " + std::string(cur::stopping_reason_name(want.reason))) !=
+        std::string::npos);
+  // The first labels from a file, the rest from standard input.
+  const Result resumed = certify_piped(label_lines(7, used),
+                                       "--labels '" + label_file("seven.csv", 7) +
+                                           "' --interactive --json");
+  REQUIRE_MESSAGE(resumed.code == 0, resumed.err);
+  CHECK(certificate_keys(resumed.out) == certificate_keys(file_mode.out));
+  // Input that ends before the rule fires: the prefix's certificate and the next id.
+  const Result short_input = certify_piped(label_lines(0, 5), "--interactive --stop cap --json");
+  REQUIRE(short_input.code == 0);
+  const Result five = run_ltt(certify("--labels '" + label_file("five_i.csv", 5) +
+                                      "' --stop cap --json"));
+  CHECK(certificate_keys(short_input.out) == certificate_keys(five.out));
+  // A line that is not a label, from a pipe: exit 2, nothing printed.
+  const Result bad = certify_piped("0\nyes\n", "--interactive");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("standard input line 2: 'yes' is not a label") != std::string::npos);
+  CHECK(bad.out.empty());
+}
+
+TEST_CASE("ltt certify --sequential: flags checked before any file is read") {
+  const std::string missing = (scratch_dir() / "no_such_labels.csv").string();
+  const auto refused = [&](const std::string& args, const std::string& message) {
+    CAPTURE(args);
+    const Result r = run_ltt(args);
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK(r.out.empty());
+  };
+  refused(certify("--labels '" + missing + "' --stop sometimes"),
+          "--stop: 'sometimes' is not one of cap, target:J, stall:L, early-refusal, auto");
+  refused(certify("--labels '" + missing + "' --n 0"), "--n: 0 must be at least 1");
+  refused(certify("--labels '" + missing + "' --gate top-half"),
+          "--gate does not apply to --sequential");
+  refused(certify("--draw 20 --budget 1"), "--draw does not apply to --sequential");
+  refused(certify(""), "--sequential needs --labels");
+  refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' --stop cap",
+          "--stop needs --sequential");
+  refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing +
+              "' --interactive",
+          "--interactive needs --sequential");
+  refused(certify("--labels '" + label_file("cap.csv", 3) + "' --n 1001"),
+          "--n: 1001 must not exceed the pool size 1000");
+}
