@@ -38,8 +38,6 @@
 #include "certification.hpp"
 #include "certification_flags.hpp"
 #include "format.hpp"
-#include "json_fields.hpp"
-#include "json_writer.hpp"
 #include "pool_file.hpp"
 #include "table_reader.hpp"
 
