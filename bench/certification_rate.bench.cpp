@@ -57,9 +57,8 @@ double boost_cdf(std::int64_t k, std::int64_t population, std::int64_t successes
 
 double boost_rate(const Pool& p) {
   const std::int64_t U = ltt::null_boundary(p.N1, p.alpha);
-  const boost::math::hypergeometric_distribution<double> h(static_cast<unsigned>(p.N1),
-                                                           static_cast<unsigned>(p.n),
-                                                           static_cast<unsigned>(p.N));
+  const boost::math::hypergeometric_distribution<double> h(
+      static_cast<unsigned>(p.N1), static_cast<unsigned>(p.n), static_cast<unsigned>(p.N));
   const std::int64_t m_lo = std::max<std::int64_t>(0, p.n - (p.N - p.N1));
   const std::int64_t m_hi = std::min(p.n, p.N1);
   double rate = 0.0;
@@ -117,7 +116,7 @@ void BM_curve_by_calls_ltt(benchmark::State& state) {
 }
 
 using BudgetFunction = std::optional<std::int64_t> (*)(std::int64_t, std::int64_t, std::int64_t,
-                                                      double, double, double);
+                                                       double, double, double);
 
 void BM_budget(benchmark::State& state, BudgetFunction budget, Pool p) {
   std::optional<std::int64_t> n;

@@ -57,7 +57,9 @@ const std::vector<float>& batch() {
   return x;
 }
 
-lrn::MlpWeights start() { return lrn::initial_weights(lrn::value_shape(obs_dim, paper_hidden()), 1); }
+lrn::MlpWeights start() {
+  return lrn::initial_weights(lrn::value_shape(obs_dim, paper_hidden()), 1);
+}
 
 void bradley_terry_step(benchmark::State& state) {
   const auto net = lrn::eigen_backend().network(start());
@@ -86,7 +88,13 @@ void bradley_terry_step_by_chunk(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * states);
 }
-BENCHMARK(bradley_terry_step_by_chunk)->ArgName("chunk")->Arg(240)->Arg(480)->Arg(960)->Arg(1920)->Arg(states)
+BENCHMARK(bradley_terry_step_by_chunk)
+    ->ArgName("chunk")
+    ->Arg(240)
+    ->Arg(480)
+    ->Arg(960)
+    ->Arg(1920)
+    ->Arg(states)
     ->Unit(benchmark::kMillisecond);
 
 void inference_by_chunk(benchmark::State& state) {
@@ -99,7 +107,13 @@ void inference_by_chunk(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * states);
 }
-BENCHMARK(inference_by_chunk)->ArgName("chunk")->Arg(256)->Arg(512)->Arg(1024)->Arg(4096)->Arg(states)
+BENCHMARK(inference_by_chunk)
+    ->ArgName("chunk")
+    ->Arg(256)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Arg(states)
     ->Unit(benchmark::kMillisecond);
 
 void value_training_epoch(benchmark::State& state) {
@@ -126,13 +140,15 @@ BENCHMARK(value_training_epoch)->Unit(benchmark::kMillisecond);
 // hidden layer (30720 x 256 by 256 x 256): the yardstick that scales `ltt score`'s time bar to
 // another machine (docs/performance.md, "ltt score on a DSRL-sized file").
 void eigen_float_gemm(benchmark::State& state) {
-  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(states, 256), b = Eigen::MatrixXf::Random(256, 256);
+  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(states, 256),
+                        b = Eigen::MatrixXf::Random(256, 256);
   Eigen::MatrixXf c(states, 256);
   for (auto _ : state) {
     c.noalias() = a * b;
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["FLOP/s"] = benchmark::Counter(2.0 * states * 256 * 256, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * states * 256 * 256, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(eigen_float_gemm)->Unit(benchmark::kMillisecond);
 
@@ -151,12 +167,17 @@ void ensemble_scoring(benchmark::State& state) {
   for (std::uint64_t k = 0; k < 3; ++k)
     ensemble.members.push_back(lrn::initial_weights(lrn::value_shape(width, paper_hidden()), k));
   for (auto _ : state)
-    benchmark::DoNotOptimize(lrn::state_values(ensemble, table, width, lrn::eigen_backend(), state.range(0)));
+    benchmark::DoNotOptimize(
+        lrn::state_values(ensemble, table, width, lrn::eigen_backend(), state.range(0)));
   state.SetItemsProcessed(state.iterations() * rows);
 }
 // One thread by CPU time (the peer's measure, robust on a shared machine); two by wall time.
 BENCHMARK(ensemble_scoring)->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(ensemble_scoring)->ArgName("threads")->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(ensemble_scoring)
+    ->ArgName("threads")
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // Keeps each benchmark's items per second (the median when repetitions are aggregated).
 class Recorder : public benchmark::ConsoleReporter {
@@ -166,7 +187,8 @@ class Recorder : public benchmark::ConsoleReporter {
     for (const auto& run : runs) {
       const auto it = run.counters.find("items_per_second");
       if (it == run.counters.end() || run.error_occurred) continue;
-      if (run.aggregate_name.empty() ? !rate.contains(run.run_name.str()) : run.aggregate_name == "median")
+      if (run.aggregate_name.empty() ? !rate.contains(run.run_name.str())
+                                     : run.aggregate_name == "median")
         rate[run.run_name.str()] = it->second;
     }
     ConsoleReporter::ReportRuns(runs);
@@ -205,7 +227,8 @@ int main(int argc, char** argv) {
   std::string json;
   if (std::FILE* pipe = popen(command.c_str(), "r")) {
     char buffer[4096];
-    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) json.append(buffer, got);
+    for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+      json.append(buffer, got);
     if (pclose(pipe) != 0) json.clear();
   }
   const double torch_step = json_number(json, "bt_step_states_per_second");

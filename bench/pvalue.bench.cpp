@@ -63,9 +63,8 @@ double boost_pvalue(const Query& x) {
   const std::int64_t lo = std::max<std::int64_t>(0, x.m - (x.N - U)), hi = std::min(x.m, U);
   if (x.k < lo) return 0.0;
   if (x.k >= hi) return 1.0;
-  const boost::math::hypergeometric_distribution<double> d(static_cast<unsigned>(U),
-                                                           static_cast<unsigned>(x.m),
-                                                           static_cast<unsigned>(x.N));
+  const boost::math::hypergeometric_distribution<double> d(
+      static_cast<unsigned>(U), static_cast<unsigned>(x.m), static_cast<unsigned>(x.N));
   return boost::math::cdf(d, static_cast<unsigned>(x.k));
 }
 

@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
   std::printf("pool N = %lld, calibration n = %lld, alpha = %g, delta = %g, seed = %llu\n\n",
               static_cast<long long>(N), static_cast<long long>(n), alpha, delta,
               static_cast<unsigned long long>(seed));
-  std::printf("%4s %8s %8s %6s %4s %4s %6s %12s  %s\n", "step", "quantile", "lambda", "N_j",
-              "m_j", "k_j", "U*_j", "p_j", "decision");
+  std::printf("%4s %8s %8s %6s %4s %4s %6s %12s  %s\n", "step", "quantile", "lambda", "N_j", "m_j",
+              "k_j", "U*_j", "p_j", "decision");
 
   struct Step {
     std::int64_t N_j, m_j, k_j;
@@ -82,8 +82,9 @@ int main(int argc, char** argv) {
     const double p = walk.pvalues[j];
     std::printf("%4zu %8.2f %8.4f %6lld %4lld %4lld %6lld %12.4e  %s\n", j + 1, quantiles[j],
                 lambdas[j], static_cast<long long>(s.N_j), static_cast<long long>(s.m_j),
-                static_cast<long long>(s.k_j), static_cast<long long>(ltt::null_boundary(s.N_j, alpha)),
-                p, p <= delta ? "reject H_j (certified)" : "fail to reject: stop");
+                static_cast<long long>(s.k_j),
+                static_cast<long long>(ltt::null_boundary(s.N_j, alpha)), p,
+                p <= delta ? "reject H_j (certified)" : "fail to reject: stop");
   }
 
   std::printf("\n");
@@ -91,18 +92,20 @@ int main(int argc, char** argv) {
     const auto j = static_cast<std::size_t>(*walk.last_rejected);
     std::int64_t bad = 0;
     for (std::int64_t i = 0; i < N; ++i) bad += score[i] >= lambdas[j] && unsafe[i];
-    std::printf("certified: threshold lambda = %.4f (quantile %.2f), %lld trajectories kept;\n"
-                "  with probability >= %g over the calibration draw, at most %g of them are unsafe.\n"
-                "  (The synthetic pool's true unsafe fraction there: %.3f.)\n",
-                lambdas[j], quantiles[j], static_cast<long long>(steps[j].N_j), 1 - delta, alpha,
-                static_cast<double>(bad) / static_cast<double>(steps[j].N_j));
+    std::printf(
+        "certified: threshold lambda = %.4f (quantile %.2f), %lld trajectories kept;\n"
+        "  with probability >= %g over the calibration draw, at most %g of them are unsafe.\n"
+        "  (The synthetic pool's true unsafe fraction there: %.3f.)\n",
+        lambdas[j], quantiles[j], static_cast<long long>(steps[j].N_j), 1 - delta, alpha,
+        static_cast<double>(bad) / static_cast<double>(steps[j].N_j));
   } else {
     std::int64_t safe = 0;
     for (std::int64_t i : calibration) safe += !unsafe[i];
     const double fraction = ltt::clopper_pearson_lower(safe, n, delta);
-    std::printf("refused: no threshold certifies. Uncertified fallback: keep the top %.3f of the\n"
-                "  pool (one-sided Clopper-Pearson lower bound on safe mass, %lld of %lld labels safe).\n",
-                fraction, static_cast<long long>(safe), static_cast<long long>(n));
+    std::printf(
+        "refused: no threshold certifies. Uncertified fallback: keep the top %.3f of the\n"
+        "  pool (one-sided Clopper-Pearson lower bound on safe mass, %lld of %lld labels safe).\n",
+        fraction, static_cast<long long>(safe), static_cast<long long>(n));
   }
   return 0;
 }

@@ -53,32 +53,35 @@ int main(int argc, char** argv) {
   std::printf("pool N = %lld, calibration n = %lld (%lld unsafe), alpha = %g, delta = %g\n\n",
               static_cast<long long>(c.pool_size), static_cast<long long>(c.calibration_size),
               static_cast<long long>(c.calibration_unsafe), c.alpha, c.delta);
-  std::printf("%8s %8s %6s %4s %4s %5s %11s  %s\n", "quantile", "lambda", "N_j", "m_j", "k_j", "U*_j",
-              "p_j", "decision");
+  std::printf("%8s %8s %6s %4s %4s %5s %11s  %s\n", "quantile", "lambda", "N_j", "m_j", "k_j",
+              "U*_j", "p_j", "decision");
   for (const cur::CertificateStep& s : c.steps)
     std::printf("%8.2f %8.4f %6lld %4lld %4lld %5lld %11.4e  %s\n", s.quantile, s.lambda,
-                static_cast<long long>(s.N), static_cast<long long>(s.m), static_cast<long long>(s.k),
-                static_cast<long long>(s.null_boundary), s.p,
+                static_cast<long long>(s.N), static_cast<long long>(s.m),
+                static_cast<long long>(s.k), static_cast<long long>(s.null_boundary), s.p,
                 s.rejected ? "reject H_j" : "fail: stop");
 
   if (c.certified) {
-    std::printf("\ncertified: lambda = %.4f (quantile %.2f), %lld trajectories kept.\n"
-                "With probability >= %g over the draw, at most %g of them are unsafe "
-                "(truth here: %.3f).\n",
-                c.threshold, c.quantile, static_cast<long long>(c.selection_size), 1 - c.delta, c.alpha,
-                cur::unsafe_fraction(truth, result.selected));
+    std::printf(
+        "\ncertified: lambda = %.4f (quantile %.2f), %lld trajectories kept.\n"
+        "With probability >= %g over the draw, at most %g of them are unsafe "
+        "(truth here: %.3f).\n",
+        c.threshold, c.quantile, static_cast<long long>(c.selection_size), 1 - c.delta, c.alpha,
+        cur::unsafe_fraction(truth, result.selected));
   } else {
     const cur::FallbackRecord& f = *c.fallback_record;
-    std::printf("\nrefused: no threshold certifies. Uncertified fallback keeps the top %lld\n"
-                "(Clopper-Pearson lower bound %.3f on safe mass from %lld of %lld labels safe).\n",
-                static_cast<long long>(f.count), f.safe_mass_lower,
-                static_cast<long long>(f.safe_labels), static_cast<long long>(f.labels));
+    std::printf(
+        "\nrefused: no threshold certifies. Uncertified fallback keeps the top %lld\n"
+        "(Clopper-Pearson lower bound %.3f on safe mass from %lld of %lld labels safe).\n",
+        static_cast<long long>(f.count), f.safe_mass_lower, static_cast<long long>(f.safe_labels),
+        static_cast<long long>(f.labels));
   }
 
   // Reward-aware curation runs only behind the certificate.
   const auto top = cur::top_return_subselection(result, episodic_return);
-  std::printf("top half by return: %s, %zu kept\n",
-              top.outcome == cur::GateOutcome::certified ? "ran (certified)" : "refused (uncertified)",
-              top.selected.size());
+  std::printf(
+      "top half by return: %s, %zu kept\n",
+      top.outcome == cur::GateOutcome::certified ? "ran (certified)" : "refused (uncertified)",
+      top.selected.size());
   return 0;
 }

@@ -27,16 +27,18 @@ int main(int argc, char** argv) {
   for (const pl::SeedResult& seed : result.seeds) {
     const ltt::curation::Certificate& c = seed.calibrated.certificate;
     std::cout << "seed " << seed.seed << ": "
-              << (c.certified ? "certified at quantile " : "refused; uncertified fallback at quantile ")
-              << pl::fixed(c.quantile, 2) << ", " << c.selection_size
-              << " trajectories, truly " << pl::fixed(seed.realized_unsafe_fraction, 3)
-              << " unsafe (alpha " << pl::fixed(c.alpha, 2) << ")\n";
+              << (c.certified ? "certified at quantile "
+                              : "refused; uncertified fallback at quantile ")
+              << pl::fixed(c.quantile, 2) << ", " << c.selection_size << " trajectories, truly "
+              << pl::fixed(seed.realized_unsafe_fraction, 3) << " unsafe (alpha "
+              << pl::fixed(c.alpha, 2) << ")\n";
     for (const pl::MethodResult& m : seed.methods)
       if (m.selection_size > 0)
         std::cout << "  " << m.name << ": " << m.selection_size << " trajectories ("
                   << pl::fixed(m.selection_unsafe_fraction, 3) << " unsafe) -> cost "
-                  << pl::fixed(m.evaluation.mean_cost, 2) << ", Pr[cost > budget] <= "
-                  << pl::fixed(m.evaluation.over_budget_upper, 3) << "\n";
+                  << pl::fixed(m.evaluation.mean_cost, 2)
+                  << ", Pr[cost > budget] <= " << pl::fixed(m.evaluation.over_budget_upper, 3)
+                  << "\n";
   }
   std::cout << '\n' << pl::summary_table(result);
 }

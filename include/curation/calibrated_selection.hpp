@@ -51,14 +51,14 @@ struct CalibrationCounts {
 
 // One grid step the walk reached: everything needed to recompute p_j and the decision by hand.
 struct CertificateStep {
-  double quantile = 0.0;            // q_j
-  double lambda = 0.0;              // lambda_j, the order statistic at q_j
-  std::int64_t N = 0;               // N_j = |S(lambda_j)|
-  std::int64_t m = 0;               // m_j, calibration trajectories in S(lambda_j)
-  std::int64_t k = 0;               // k_j, of those labeled unsafe
-  std::int64_t null_boundary = 0;   // U*_j = floor(alpha N_j) + 1
-  double p = 1.0;                   // p_j = F_hyp(k_j; N_j, U*_j, m_j)
-  bool rejected = false;            // p_j <= delta: H_j rejected, S(lambda_j) certified
+  double quantile = 0.0;           // q_j
+  double lambda = 0.0;             // lambda_j, the order statistic at q_j
+  std::int64_t N = 0;              // N_j = |S(lambda_j)|
+  std::int64_t m = 0;              // m_j, calibration trajectories in S(lambda_j)
+  std::int64_t k = 0;              // k_j, of those labeled unsafe
+  std::int64_t null_boundary = 0;  // U*_j = floor(alpha N_j) + 1
+  double p = 1.0;                  // p_j = F_hyp(k_j; N_j, U*_j, m_j)
+  bool rejected = false;           // p_j <= delta: H_j rejected, S(lambda_j) certified
 };
 
 // The uncertified fallback's arithmetic.
@@ -73,24 +73,24 @@ struct FallbackRecord {
 struct Certificate {
   double alpha = 0.0;
   double delta = 0.0;
-  std::int64_t pool_size = 0;           // N
-  std::int64_t calibration_size = 0;    // n
-  std::int64_t calibration_unsafe = 0;  // unsafe labels among the n
-  std::int64_t grid_size = 0;           // J, distinct thresholds on the grid
-  std::vector<double> merged_quantiles; // grid quantiles whose lambda repeated the one before
-  std::vector<CertificateStep> steps;   // the steps the walk reached, in order
+  std::int64_t pool_size = 0;            // N
+  std::int64_t calibration_size = 0;     // n
+  std::int64_t calibration_unsafe = 0;   // unsafe labels among the n
+  std::int64_t grid_size = 0;            // J, distinct thresholds on the grid
+  std::vector<double> merged_quantiles;  // grid quantiles whose lambda repeated the one before
+  std::vector<CertificateStep> steps;    // the steps the walk reached, in order
 
   bool certified = false;
   std::optional<std::int64_t> certified_step;  // index into steps of the returned threshold
   bool fallback = false;                       // == !certified
   std::optional<FallbackRecord> fallback_record;
 
-  double threshold = 0.0;   // returned lambda: certified lambda_j, or the fallback's K-th score
-  double quantile = 0.0;    // certified: q_j; fallback: 1 - K / N
+  double threshold = 0.0;  // returned lambda: certified lambda_j, or the fallback's K-th score
+  double quantile = 0.0;   // certified: q_j; fallback: 1 - K / N
   std::int64_t threshold_set_size = 0;  // |S(threshold)|, ties included
   bool drop_unsafe_calibration = false;
-  std::int64_t dropped = 0;             // calibration trajectories removed as labeled unsafe
-  std::int64_t selection_size = 0;      // threshold_set_size - dropped
+  std::int64_t dropped = 0;         // calibration trajectories removed as labeled unsafe
+  std::int64_t selection_size = 0;  // threshold_set_size - dropped
 };
 
 struct CalibratedSelection {
@@ -106,9 +106,10 @@ struct CalibratedSelectionOptions {
   bool drop_unsafe_calibration = false;
 };
 
-// m_j = |C intersect S(lambda_j)| and k_j = its unsafe count, for every step. The calibration sample
-// is sorted by score once (O(n log n)); each S(lambda_j) then holds a prefix of it.
-inline CalibrationCounts calibration_counts(const ThresholdGrid& grid, std::span<const double> scores,
+// m_j = |C intersect S(lambda_j)| and k_j = its unsafe count, for every step. The calibration
+// sample is sorted by score once (O(n log n)); each S(lambda_j) then holds a prefix of it.
+inline CalibrationCounts calibration_counts(const ThresholdGrid& grid,
+                                            std::span<const double> scores,
                                             const Calibration& calibration) {
   constexpr std::string_view fn = "ltt::curation::calibration_counts";
   if (detail::ssize(scores.size()) != grid.pool_size)
@@ -135,19 +136,22 @@ inline CalibrationCounts calibration_counts(const ThresholdGrid& grid, std::span
 // computed only when step j is reached. Returns the steps reached; the last rejected one,
 // if any, is the certified threshold.
 inline std::vector<CertificateStep> composition_walk(const ThresholdGrid& grid,
-                                                     const CalibrationCounts& counts,
-                                                     double alpha, double delta) {
+                                                     const CalibrationCounts& counts, double alpha,
+                                                     double delta) {
   constexpr std::string_view fn = "ltt::curation::composition_walk";
   ltt::detail::require_open_unit(fn, "alpha", alpha);
   ltt::detail::require_open_unit(fn, "delta", delta);
   detail::require_same_size(fn, "counts.m", counts.m.size(), "grid.lambda", grid.lambda.size());
   detail::require_same_size(fn, "counts.k", counts.k.size(), "grid.lambda", grid.lambda.size());
-  return detail::grid_walk<CertificateStep>(grid, delta, [&](std::size_t s, CertificateStep& step) {
-           step.m = counts.m[s];
-           step.k = counts.k[s];
-           step.null_boundary = ltt::null_boundary(step.N, alpha);
-           step.p = ltt::composition_pvalue(step.k, step.m, step.N, alpha);
-         }).steps;
+  return detail::grid_walk<CertificateStep>(
+             grid, delta,
+             [&](std::size_t s, CertificateStep& step) {
+               step.m = counts.m[s];
+               step.k = counts.k[s];
+               step.null_boundary = ltt::null_boundary(step.N, alpha);
+               step.p = ltt::composition_pvalue(step.k, step.m, step.N, alpha);
+             })
+      .steps;
 }
 
 // K = max(min(minimum_selection, N), floor(L N)), L the one-sided Clopper-Pearson lower bound
@@ -220,9 +224,9 @@ inline CalibratedSelection calibrated_selection(std::span<const double> scores,
     c.threshold = step.lambda;
     c.quantile = step.quantile;
   } else {
-    c.fallback_record = uncertified_fallback(N, c.calibration_size - c.calibration_unsafe,
-                                             c.calibration_size, options.delta,
-                                             options.minimum_selection);
+    c.fallback_record =
+        uncertified_fallback(N, c.calibration_size - c.calibration_unsafe, c.calibration_size,
+                             options.delta, options.minimum_selection);
     c.threshold = top_count_threshold(scores, c.fallback_record->count);
     c.quantile = 1.0 - static_cast<double>(c.fallback_record->count) / static_cast<double>(N);
   }

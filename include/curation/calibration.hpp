@@ -73,7 +73,8 @@ inline Calibration label_calibration(std::span<const std::int64_t> index,
   for (std::size_t i = 0; i < index.size(); ++i) {
     if (index[i] < 0 || index[i] >= detail::ssize(pool_unsafe.size()))
       detail::invalid(fn, detail::at("index", i), detail::show(index[i]),
-                      "must be a pool position in [0, " + detail::show(detail::ssize(pool_unsafe.size())) + ")");
+                      "must be a pool position in [0, " +
+                          detail::show(detail::ssize(pool_unsafe.size())) + ")");
     const std::uint8_t u = pool_unsafe[static_cast<std::size_t>(index[i])];
     if (u > 1)
       detail::invalid(fn, detail::at("pool_unsafe", static_cast<std::size_t>(index[i])),
@@ -94,12 +95,14 @@ inline Calibration calibration_from_labels(std::span<const std::int64_t> pool_id
   detail::require_same_size(fn, "label_unsafe", label_unsafe.size(), "label_ids", label_ids.size());
   if (label_ids.size() > pool_ids.size())
     detail::invalid(fn, "label_ids.size()", detail::show(detail::ssize(label_ids.size())),
-                    "must not exceed the pool size " + detail::show(detail::ssize(pool_ids.size())) +
+                    "must not exceed the pool size " +
+                        detail::show(detail::ssize(pool_ids.size())) +
                         " (the calibration sample is drawn from the pool without replacement)");
   for (std::size_t i = 0; i < label_unsafe.size(); ++i)
     if (label_unsafe[i] != 0 && label_unsafe[i] != 1)
-      detail::invalid(fn, detail::at("label_unsafe", i), detail::show(label_unsafe[i]),
-                      "must be 0 (within budget) or 1 (over budget); label id " + detail::show(label_ids[i]));
+      detail::invalid(
+          fn, detail::at("label_unsafe", i), detail::show(label_unsafe[i]),
+          "must be 0 (within budget) or 1 (over budget); label id " + detail::show(label_ids[i]));
 
   std::vector<std::size_t> order(label_ids.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

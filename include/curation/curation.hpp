@@ -3,16 +3,16 @@
 // calibration labels to a certified (or refused) selection; statistics in <ltt/ltt.hpp>.
 #include <ltt/ltt.hpp>
 
-#include <curation/trajectory_pool.hpp>
-#include <curation/score_aggregation.hpp>
-#include <curation/threshold_grid.hpp>
-#include <curation/selection.hpp>
-#include <curation/calibration.hpp>
 #include <curation/calibrated_selection.hpp>
-#include <curation/sequential_selection.hpp>
-#include <curation/v_filter.hpp>
-#include <curation/reward_curation.hpp>
+#include <curation/calibration.hpp>
+#include <curation/fields.hpp>
 #include <curation/mean_cost_certificate.hpp>
 #include <curation/preference_pairs.hpp>
+#include <curation/reward_curation.hpp>
+#include <curation/score_aggregation.hpp>
+#include <curation/selection.hpp>
+#include <curation/sequential_selection.hpp>
+#include <curation/threshold_grid.hpp>
+#include <curation/trajectory_pool.hpp>
+#include <curation/v_filter.hpp>
 #include <curation/validation.hpp>
-#include <curation/fields.hpp>

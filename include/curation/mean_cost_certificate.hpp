@@ -39,7 +39,7 @@ struct MeanCostStep {
   std::int64_t N = 0;             // N_j = |S(lambda_j)|
   std::int64_t m = 0;             // calibration trajectories in S(lambda_j)
   double sample_mean_cost = 0.0;  // their mean episodic cost (0 when m = 0)
-  double p = 1.0;                 // exp(-2 m t^2 / (1 - (m - 1)/N_j)), t = (budget - mean)/range > 0
+  double p = 1.0;  // exp(-2 m t^2 / (1 - (m - 1)/N_j)), t = (budget - mean)/range > 0
   bool rejected = false;
 };
 
@@ -79,8 +79,9 @@ inline MeanCostCertificate mean_cost_certificate(const ThresholdGrid& grid,
       detail::invalid(fn, detail::at("calibration_cost", i), detail::show(calibration_cost[i]),
                       "must lie in [0, range = " + detail::show(range) + "]");
   // Same checks as an unsafe-bit calibration; the bits themselves are not used.
-  Calibration positions{std::vector<std::int64_t>(calibration_index.begin(), calibration_index.end()),
-                        std::vector<std::uint8_t>(calibration_index.size(), 0)};
+  Calibration positions{
+      std::vector<std::int64_t>(calibration_index.begin(), calibration_index.end()),
+      std::vector<std::uint8_t>(calibration_index.size(), 0)};
   detail::check_calibration(fn, positions, grid.pool_size);
 
   const std::vector<std::size_t> order = detail::by_descending_score(scores, calibration_index);
@@ -106,7 +107,8 @@ inline MeanCostCertificate mean_cost_certificate(const ThresholdGrid& grid,
       detail::grid_walk<MeanCostStep>(grid, delta, [&](std::size_t s, MeanCostStep& step) {
         step.m = m[s];
         if (step.m > 0) {
-          const std::span<const double> sample(sorted_cost.data(), static_cast<std::size_t>(step.m));
+          const std::span<const double> sample(sorted_cost.data(),
+                                               static_cast<std::size_t>(step.m));
           step.sample_mean_cost = detail::compensated_mean(sample);
           step.p = ltt::hoeffding_serfling_pvalue(sample, step.N, budget, range);
         }

@@ -40,11 +40,11 @@ namespace ltt::curation {
 
 struct PreferencePairOptions {
   std::int64_t pairs = 1000;
-  std::int64_t segment_length = 30;              // H
-  double flip_probability = 0.0;                 // label-flip noise
-  std::optional<double> boltzmann_temperature;   // T_lab > 0; exact labels when empty
+  std::int64_t segment_length = 30;             // H
+  double flip_probability = 0.0;                // label-flip noise
+  std::optional<double> boltzmann_temperature;  // T_lab > 0; exact labels when empty
   std::uint64_t seed = 0;
-  std::int64_t max_attempts = 0;                 // 0: 100 * pairs + 1000
+  std::int64_t max_attempts = 0;  // 0: 100 * pairs + 1000
 };
 
 // A segment: steps [offset, offset + H) of trajectory `trajectory` (a pool position).
@@ -63,11 +63,11 @@ struct PreferencePair {
 
 struct PreferencePairs {
   std::vector<PreferencePair> pairs;
-  std::int64_t attempts = 0;      // pairs of segments drawn
-  std::int64_t ties_skipped = 0;  // drawn with equal segment costs
-  std::int64_t label_errors = 0;  // labels against the cost order
-  std::int64_t eligible = 0;      // trajectories with at least H steps
-  std::int64_t quartile_size = 0; // parents in each of the bottom and top quartiles
+  std::int64_t attempts = 0;       // pairs of segments drawn
+  std::int64_t ties_skipped = 0;   // drawn with equal segment costs
+  std::int64_t label_errors = 0;   // labels against the cost order
+  std::int64_t eligible = 0;       // trajectories with at least H steps
+  std::int64_t quartile_size = 0;  // parents in each of the bottom and top quartiles
 };
 
 // step_costs holds the per-step costs of N trajectories back to back; trajectory i owns
@@ -79,8 +79,8 @@ inline PreferencePairs sample_preference_pairs(std::span<const double> step_cost
   ltt::detail::require_count(fn, "pairs", options.pairs);
   detail::require_positive(fn, "segment_length", options.segment_length);
   detail::require_closed_unit(fn, "flip_probability", options.flip_probability);
-  if (options.boltzmann_temperature && !(std::isfinite(*options.boltzmann_temperature) &&
-                                         *options.boltzmann_temperature > 0.0))
+  if (options.boltzmann_temperature &&
+      !(std::isfinite(*options.boltzmann_temperature) && *options.boltzmann_temperature > 0.0))
     detail::invalid(fn, "boltzmann_temperature", detail::show(*options.boltzmann_temperature),
                     "must be finite and > 0");
   ltt::detail::require_count(fn, "max_attempts", options.max_attempts);
@@ -93,9 +93,10 @@ inline PreferencePairs sample_preference_pairs(std::span<const double> step_cost
   for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
     const std::int64_t length = offsets[i + 1] - offsets[i];
     if (length < H) continue;
-    ranked.emplace_back(detail::compensated_sum(step_costs.subspan(
-                            static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(length))),
-                        detail::ssize(i));
+    ranked.emplace_back(
+        detail::compensated_sum(step_costs.subspan(static_cast<std::size_t>(offsets[i]),
+                                                   static_cast<std::size_t>(length))),
+        detail::ssize(i));
   }
   out.eligible = detail::ssize(ranked.size());
   if (out.eligible < 2)
@@ -107,7 +108,8 @@ inline PreferencePairs sample_preference_pairs(std::span<const double> step_cost
   const std::int64_t q = out.quartile_size;
 
   auto segment = [&](std::int64_t trajectory, std::int64_t offset) {
-    const auto first = static_cast<std::size_t>(offsets[static_cast<std::size_t>(trajectory)] + offset);
+    const auto first =
+        static_cast<std::size_t>(offsets[static_cast<std::size_t>(trajectory)] + offset);
     return Segment{trajectory, offset,
                    detail::compensated_sum(step_costs.subspan(first, static_cast<std::size_t>(H)))};
   };

@@ -49,9 +49,12 @@ enum class GateOutcome {
 // The outcome's name as reports and JSON write it.
 constexpr std::string_view gate_outcome_name(GateOutcome outcome) {
   switch (outcome) {
-    case GateOutcome::certified: return "certified";
-    case GateOutcome::overridden: return "overridden";
-    case GateOutcome::refused: return "refused";
+    case GateOutcome::certified:
+      return "certified";
+    case GateOutcome::overridden:
+      return "overridden";
+    case GateOutcome::refused:
+      return "refused";
   }
   return "refused";
 }
@@ -67,10 +70,10 @@ struct RewardSubselection {
 struct ReturnWeightedResample {
   GateOutcome outcome = GateOutcome::refused;
   double kappa = 0.0;
-  std::vector<std::int64_t> selection;     // S, ascending pool positions
-  std::vector<double> probability;         // draw probability of each trajectory of S (ran only)
-  std::vector<std::int64_t> resampled;     // |S| draws, ascending; S itself when refused
-  std::optional<double> unsafe_mass_bound; // certified only: resampled_unsafe_bound(alpha, kappa)
+  std::vector<std::int64_t> selection;      // S, ascending pool positions
+  std::vector<double> probability;          // draw probability of each trajectory of S (ran only)
+  std::vector<std::int64_t> resampled;      // |S| draws, ascending; S itself when refused
+  std::optional<double> unsafe_mass_bound;  // certified only: resampled_unsafe_bound(alpha, kappa)
 };
 
 namespace detail {
@@ -118,7 +121,8 @@ inline std::vector<double> return_weights(std::span<const double> returns, doubl
     }
     const double sd = scale * std::sqrt(detail::compensated_mean(sq));
     if (sd > 0.0)
-      for (std::size_t i = 0; i < n; ++i) c[i] = std::clamp((returns[i] - mean) / sd, -kappa, kappa);
+      for (std::size_t i = 0; i < n; ++i)
+        c[i] = std::clamp((returns[i] - mean) / sd, -kappa, kappa);
   }
   const double top = *std::max_element(c.begin(), c.end());
   std::vector<double> w(n);
@@ -181,7 +185,8 @@ inline ReturnWeightedResample return_weighted_resample(const CalibratedSelection
     r.unsafe_mass_bound = ltt::resampled_unsafe_bound(selection.certificate.alpha, kappa);
   const std::size_t size = r.selection.size();
   std::vector<double> R(size);
-  for (std::size_t i = 0; i < size; ++i) R[i] = episodic_return[static_cast<std::size_t>(r.selection[i])];
+  for (std::size_t i = 0; i < size; ++i)
+    R[i] = episodic_return[static_cast<std::size_t>(r.selection[i])];
   r.probability = return_weights(R, kappa);
   std::vector<double> cumulative(size);
   double running = 0.0;

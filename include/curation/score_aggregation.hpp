@@ -33,9 +33,12 @@ struct Aggregator {
 // The names the program's --aggregation and the Python module's aggregation= take.
 constexpr std::string_view aggregation_name(Aggregation kind) {
   switch (kind) {
-    case Aggregation::mean: return "mean";
-    case Aggregation::minimum: return "minimum";
-    case Aggregation::percentile: return "percentile";
+    case Aggregation::mean:
+      return "mean";
+    case Aggregation::minimum:
+      return "minimum";
+    case Aggregation::percentile:
+      return "percentile";
   }
   return "?";
 }
@@ -52,7 +55,8 @@ namespace detail {
 inline void check_aggregator(std::string_view fn, const Aggregator& a) {
   switch (a.kind) {
     case Aggregation::mean:
-    case Aggregation::minimum: return;
+    case Aggregation::minimum:
+      return;
     case Aggregation::percentile:
       if (!(a.percentile >= 0.0 && a.percentile <= 100.0))
         invalid(fn, "aggregator.percentile", show(a.percentile), "must lie in [0, 100]");
@@ -69,19 +73,23 @@ inline double percentile_of(std::vector<double>& scratch, double p) {
   const double h = static_cast<double>(L - 1) * (p / 100.0);
   const auto i = static_cast<std::size_t>(std::floor(h));
   const double t = h - static_cast<double>(i);
-  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(i), scratch.end());
+  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(i),
+                   scratch.end());
   const double lo = scratch[i];
   if (t == 0.0 || i + 1 >= L) return lo;
   // After nth_element everything past i is >= lo, so x_(i+1) is the minimum of that range.
-  const double hi = *std::min_element(scratch.begin() + static_cast<std::ptrdiff_t>(i) + 1, scratch.end());
+  const double hi =
+      *std::min_element(scratch.begin() + static_cast<std::ptrdiff_t>(i) + 1, scratch.end());
   return std::fma(hi - lo, t, lo);  // one rounding, the same with or without FMA contraction
 }
 
 inline double aggregate_checked(std::span<const double> values, const Aggregator& a,
                                 std::vector<double>& scratch) {
   switch (a.kind) {
-    case Aggregation::mean: return compensated_mean(values);
-    case Aggregation::minimum: return *std::min_element(values.begin(), values.end());
+    case Aggregation::mean:
+      return compensated_mean(values);
+    case Aggregation::minimum:
+      return *std::min_element(values.begin(), values.end());
     case Aggregation::percentile:
       scratch.assign(values.begin(), values.end());
       return percentile_of(scratch, a.percentile);
@@ -92,7 +100,8 @@ inline double aggregate_checked(std::span<const double> values, const Aggregator
 }  // namespace detail
 
 // Score of one trajectory from the values V(s_t) of its states (at least one, all finite).
-inline double aggregate_score(std::span<const double> state_values, const Aggregator& aggregator = {}) {
+inline double aggregate_score(std::span<const double> state_values,
+                              const Aggregator& aggregator = {}) {
   constexpr std::string_view fn = "ltt::curation::aggregate_score";
   detail::check_aggregator(fn, aggregator);
   detail::require_nonempty(fn, "state_values", state_values.size());
@@ -118,9 +127,10 @@ inline std::vector<double> trajectory_scores(std::span<const double> state_value
     const auto last = static_cast<std::size_t>(offsets[i + 1]);
     if (first == last)
       detail::invalid(fn, "trajectory " + std::to_string(i), "0 states",
-                      "must have at least one state (offsets[" + std::to_string(i) + "] == offsets[" +
-                          std::to_string(i + 1) + "])");
-    scores[i] = detail::aggregate_checked(state_values.subspan(first, last - first), aggregator, scratch);
+                      "must have at least one state (offsets[" + std::to_string(i) +
+                          "] == offsets[" + std::to_string(i + 1) + "])");
+    scores[i] =
+        detail::aggregate_checked(state_values.subspan(first, last - first), aggregator, scratch);
   }
   return scores;
 }

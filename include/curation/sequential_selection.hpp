@@ -58,8 +58,8 @@
 #include <charconv>
 #include <cmath>
 #include <concepts>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <span>
@@ -79,10 +79,14 @@ inline constexpr StoppingReason stopping_reasons[] = {
 
 constexpr std::string_view stopping_reason_name(StoppingReason reason) {
   switch (reason) {
-    case StoppingReason::label_cap: return "label_cap";
-    case StoppingReason::target_certified: return "target_certified";
-    case StoppingReason::early_refusal: return "early_refusal";
-    case StoppingReason::stalled: return "stalled";
+    case StoppingReason::label_cap:
+      return "label_cap";
+    case StoppingReason::target_certified:
+      return "target_certified";
+    case StoppingReason::early_refusal:
+      return "early_refusal";
+    case StoppingReason::stalled:
+      return "stalled";
   }
   return "unknown";
 }
@@ -217,7 +221,8 @@ inline bool can_still_certify(ltt::SequentialCompositionPvalue p, const Sequenti
   return w > 0.0 && ltt::composition_pvalue(s1.k, s1.m + more, s1.N, alpha) <= delta * w;
 }
 
-inline void check_options(std::string_view fn, std::int64_t N, const SequentialSelectionOptions& o) {
+inline void check_options(std::string_view fn, std::int64_t N,
+                          const SequentialSelectionOptions& o) {
   ltt::detail::require_open_unit(fn, "alpha", o.alpha);
   ltt::detail::require_open_unit(fn, "delta", o.delta);
   if (o.label_cap < 1 || o.label_cap > N)
@@ -238,9 +243,8 @@ inline std::int64_t landing_bound(std::int64_t pool_left, std::int64_t s1_left, 
                                   double rate) {
   const std::int64_t most = std::min(s1_left, draws);
   if (rate == 0.0 || most == 0) return most;
-  const auto mean = static_cast<std::int64_t>(static_cast<double>(draws) *
-                                              static_cast<double>(s1_left) /
-                                              static_cast<double>(pool_left));
+  const auto mean = static_cast<std::int64_t>(
+      static_cast<double>(draws) * static_cast<double>(s1_left) / static_cast<double>(pool_left));
   for (std::int64_t x = mean; x < most; ++x)
     if (ltt::hypergeometric_sf(x, pool_left, s1_left, draws) <= rate) return x;
   return most;
@@ -368,9 +372,9 @@ class SequentialWalk {
       step.N = grid_.selection_size[s];
       step.null_boundary = ltt::null_boundary(step.N, options_.alpha);
       c_.steps.push_back(step);
-      p_.emplace_back(step.N, step.null_boundary,
-                      options_.prior ? *options_.prior
-                                     : ltt::sequential_default_prior(options_.alpha));
+      p_.emplace_back(
+          step.N, step.null_boundary,
+          options_.prior ? *options_.prior : ltt::sequential_default_prior(options_.alpha));
     }
   }
 
@@ -427,11 +431,9 @@ class SequentialWalk {
 // The walk on finite scores, asking unsafe_of(position) for the label of each position of
 // `order` in turn (a uniformly random order: draw_label_order) until a stopping rule fires.
 template <class UnsafeOf>
-  requires std::invocable<UnsafeOf&, std::int64_t>
-SequentialCertificate sequential_selection(std::span<const double> scores,
-                                           std::span<const std::int64_t> order,
-                                           UnsafeOf&& unsafe_of,
-                                           const SequentialSelectionOptions& options = {}) {
+requires std::invocable<UnsafeOf&, std::int64_t> SequentialCertificate
+sequential_selection(std::span<const double> scores, std::span<const std::int64_t> order,
+                     UnsafeOf&& unsafe_of, const SequentialSelectionOptions& options = {}) {
   constexpr std::string_view fn = "ltt::curation::sequential_selection";
   SequentialWalk walk(scores, options);
   if (detail::ssize(order.size()) < options.label_cap)

@@ -38,7 +38,7 @@ struct LabelsUsed {
 };
 
 struct SequentialValidationDraw {
-  std::uint64_t seed = 0;                // validation_draw_seed(options.seed, d): the label order
+  std::uint64_t seed = 0;  // validation_draw_seed(options.seed, d): the label order
   std::int64_t labels_used = 0;
   StoppingReason reason = StoppingReason::label_cap;
   std::optional<std::int64_t> returned;  // deepest certified step; none: refused
@@ -141,7 +141,8 @@ inline SequentialValidation validate_sequential(std::span<const double> scores,
 
   dv::count_outcomes(v, options.confidence);
   v.stopped_by.assign(std::size(stopping_reasons), 0);
-  for (const SequentialValidationDraw& o : v.outcomes) ++v.stopped_by[static_cast<std::size_t>(o.reason)];
+  for (const SequentialValidationDraw& o : v.outcomes)
+    ++v.stopped_by[static_cast<std::size_t>(o.reason)];
   v.labels_used = dv::labels_used(v.outcomes);
   return v;
 }

@@ -33,16 +33,16 @@
 namespace ltt::curation {
 
 // The paper's grid (appendix "Hyperparameters").
-inline constexpr std::array<double, 12> paper_grid_quantiles{
-    0.85, 0.80, 0.75, 0.70, 0.65, 0.60, 0.55, 0.50, 0.45, 0.40, 0.35, 0.30};
+inline constexpr std::array<double, 12> paper_grid_quantiles{0.85, 0.80, 0.75, 0.70, 0.65, 0.60,
+                                                             0.55, 0.50, 0.45, 0.40, 0.35, 0.30};
 
 struct ThresholdGrid {
-  std::int64_t pool_size = 0;                 // N
-  std::vector<double> quantile;               // q_j of each step, strictly decreasing
-  std::vector<double> lambda;                 // lambda_j = g_(r_j), strictly decreasing
-  std::vector<std::int64_t> rank;             // r_j = floor(q_j (N - 1)), ascending order rank
-  std::vector<std::int64_t> selection_size;   // N_j = |{g >= lambda_j}|, increasing
-  std::vector<double> merged_quantiles;       // quantiles whose lambda repeated the previous one
+  std::int64_t pool_size = 0;                // N
+  std::vector<double> quantile;              // q_j of each step, strictly decreasing
+  std::vector<double> lambda;                // lambda_j = g_(r_j), strictly decreasing
+  std::vector<std::int64_t> rank;            // r_j = floor(q_j (N - 1)), ascending order rank
+  std::vector<std::int64_t> selection_size;  // N_j = |{g >= lambda_j}|, increasing
+  std::vector<double> merged_quantiles;      // quantiles whose lambda repeated the previous one
 
   std::int64_t size() const { return static_cast<std::int64_t>(lambda.size()); }
 };
@@ -88,8 +88,8 @@ inline ThresholdGrid threshold_grid(std::span<const double> scores,
     detail::require_closed_unit(fn, detail::at("quantiles", j), quantiles[j]);
     if (j > 0 && !(quantiles[j] < quantiles[j - 1]))
       detail::invalid(fn, detail::at("quantiles", j), detail::show(quantiles[j]),
-                      "must be below quantiles[" + std::to_string(j - 1) +
-                          "] = " + detail::show(quantiles[j - 1]) + " (the grid runs from shallow to deep)");
+                      "must be below quantiles[" + std::to_string(j - 1) + "] = " +
+                          detail::show(quantiles[j - 1]) + " (the grid runs from shallow to deep)");
   }
   const std::int64_t N = detail::ssize(scores.size());
 
@@ -111,7 +111,8 @@ inline ThresholdGrid threshold_grid(std::span<const double> scores,
     const std::int64_t r = distinct[d];
     const double value = v[static_cast<std::size_t>(r)];
     std::int64_t ties = std::count(v.begin() + block_start, v.begin() + r, value);
-    if (d > 0 && v[static_cast<std::size_t>(distinct[d - 1])] == value) ties += 1 + ties_below_previous;
+    if (d > 0 && v[static_cast<std::size_t>(distinct[d - 1])] == value)
+      ties += 1 + ties_below_previous;
     size_at[d] = N - r + ties;
     ties_below_previous = ties;
     block_start = r + 1;

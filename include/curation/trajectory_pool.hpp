@@ -19,11 +19,11 @@
 namespace ltt::curation {
 
 struct TrajectoryPool {
-  std::vector<std::int64_t> id;            // required, unique
-  std::vector<double> score;               // g(tau), required, finite
-  std::vector<std::int64_t> length;        // optional: empty, or one per trajectory (>= 0)
-  std::vector<double> episodic_return;     // optional: empty, or one per trajectory (finite)
-  std::vector<double> episodic_cost;       // optional: empty, or one per trajectory (finite)
+  std::vector<std::int64_t> id;         // required, unique
+  std::vector<double> score;            // g(tau), required, finite
+  std::vector<std::int64_t> length;     // optional: empty, or one per trajectory (>= 0)
+  std::vector<double> episodic_return;  // optional: empty, or one per trajectory (finite)
+  std::vector<double> episodic_cost;    // optional: empty, or one per trajectory (finite)
 
   std::int64_t size() const { return static_cast<std::int64_t>(score.size()); }
 };
@@ -69,8 +69,9 @@ inline double unsafe_fraction(std::span<const std::uint8_t> unsafe,
   for (std::size_t i = 0; i < selection.size(); ++i) {
     const std::int64_t s = selection[i];
     if (s < 0 || s >= detail::ssize(unsafe.size()))
-      detail::invalid(fn, detail::at("selection", i), detail::show(s),
-                      "must be a pool position in [0, " + detail::show(detail::ssize(unsafe.size())) + ")");
+      detail::invalid(
+          fn, detail::at("selection", i), detail::show(s),
+          "must be a pool position in [0, " + detail::show(detail::ssize(unsafe.size())) + ")");
     bad += unsafe[static_cast<std::size_t>(s)] != 0;
   }
   return selection.empty() ? 0.0 : static_cast<double>(bad) / static_cast<double>(selection.size());

@@ -23,11 +23,11 @@
 namespace ltt::curation {
 
 struct VFilterSelection {
-  std::int64_t labels = 0;         // n
-  std::int64_t safe_labels = 0;    // safe among the n
-  double safe_fraction = 0.0;      // f = safe_labels / n
-  std::int64_t count = 0;          // K = floor(safe_labels N / n)
-  double threshold = 0.0;          // K-th largest score
+  std::int64_t labels = 0;             // n
+  std::int64_t safe_labels = 0;        // safe among the n
+  double safe_fraction = 0.0;          // f = safe_labels / n
+  std::int64_t count = 0;              // K = floor(safe_labels N / n)
+  double threshold = 0.0;              // K-th largest score
   std::vector<std::int64_t> selected;  // S(threshold), ascending pool positions
 };
 
@@ -41,7 +41,8 @@ inline VFilterSelection v_filter(std::span<const double> scores, const Calibrati
   v.labels = calibration.size();
   v.safe_labels = v.labels - calibration.unsafe_count();
   v.safe_fraction = static_cast<double>(v.safe_labels) / static_cast<double>(v.labels);
-  v.count = static_cast<std::int64_t>(static_cast<ltt::detail::int128>(v.safe_labels) * N / v.labels);
+  v.count =
+      static_cast<std::int64_t>(static_cast<ltt::detail::int128>(v.safe_labels) * N / v.labels);
   v.threshold = top_count_threshold(scores, v.count);
   v.selected = selection_at(scores, v.threshold);
   return v;

@@ -66,17 +66,17 @@ struct ValidationProgress {
 };
 
 struct ValidationOptions {
-  double alpha = 0.25;                   // risk target
-  double delta = 0.1;                    // level of the certificate
-  std::int64_t calibration_size = 200;   // n, labels per draw
-  std::int64_t draws = 2000;             // calibration draws
+  double alpha = 0.25;                  // risk target
+  double delta = 0.1;                   // level of the certificate
+  std::int64_t calibration_size = 200;  // n, labels per draw
+  std::int64_t draws = 2000;            // calibration draws
   std::uint64_t seed = 0;
   std::vector<double> quantiles{paper_grid_quantiles.begin(), paper_grid_quantiles.end()};
   ltt::Procedure procedure = ltt::Procedure::fixed_sequence;
-  double confidence = 0.95;              // two-sided Clopper-Pearson intervals at this level
-  bool certificate_triple = true;        // compute the triple's coverage (fixed sequence only)
+  double confidence = 0.95;        // two-sided Clopper-Pearson intervals at this level
+  bool certificate_triple = true;  // compute the triple's coverage (fixed sequence only)
   ltt::CertificateTripleOptions triple_options{};
-  std::int64_t threads = 0;              // 0: std::thread::hardware_concurrency(), at least 1
+  std::int64_t threads = 0;  // 0: std::thread::hardware_concurrency(), at least 1
   ValidationProgress* progress = nullptr;
 };
 
@@ -94,22 +94,22 @@ struct ProportionEstimate {
 
 // One step of the threshold grid with the pool's true composition.
 struct ValidationStep {
-  double quantile = 0.0;             // q_j
-  double lambda = 0.0;               // lambda_j
-  std::int64_t N = 0;                // N_j = |S(lambda_j)|
-  std::int64_t U = 0;                // unsafe trajectories in S(lambda_j)
-  std::int64_t null_boundary = 0;    // U*_j = floor(alpha N_j) + 1
-  double unsafe_fraction = 0.0;      // U_j / N_j
-  bool true_null = false;            // U_j >= U*_j: certifying this step is a violation
-  std::int64_t returned = 0;         // draws whose returned threshold is this step
+  double quantile = 0.0;           // q_j
+  double lambda = 0.0;             // lambda_j
+  std::int64_t N = 0;              // N_j = |S(lambda_j)|
+  std::int64_t U = 0;              // unsafe trajectories in S(lambda_j)
+  std::int64_t null_boundary = 0;  // U*_j = floor(alpha N_j) + 1
+  double unsafe_fraction = 0.0;    // U_j / N_j
+  bool true_null = false;          // U_j >= U*_j: certifying this step is a violation
+  std::int64_t returned = 0;       // draws whose returned threshold is this step
   bool operator==(const ValidationStep&) const = default;
 };
 
 struct ValidationDraw {
-  std::uint64_t seed = 0;                 // validation_draw_seed(options.seed, d)
-  std::int64_t m1 = 0, k1 = 0;            // calibration draws in S_1, and unsafe among them
-  std::optional<std::int64_t> returned;   // grid step returned; none: not certified
-  bool violated = false;                  // certified and steps[*returned].true_null
+  std::uint64_t seed = 0;                // validation_draw_seed(options.seed, d)
+  std::int64_t m1 = 0, k1 = 0;           // calibration draws in S_1, and unsafe among them
+  std::optional<std::int64_t> returned;  // grid step returned; none: not certified
+  bool violated = false;                 // certified and steps[*returned].true_null
   // the triple priced on (m_1, k_1): fixed sequence with options.certificate_triple
   std::optional<ltt::CertificateTriple> triple;
   bool operator==(const ValidationDraw&) const = default;
@@ -128,7 +128,7 @@ struct TripleCoverage {
   // certified draws whose own bound is >= v, and their fraction of the certified draws
   std::int64_t covered = 0;
   std::optional<double> covered_fraction;
-  double max_error_bound = 0.0;      // largest CertificateTriple::error_bound used
+  double max_error_bound = 0.0;  // largest CertificateTriple::error_bound used
   bool operator==(const TripleCoverage&) const = default;
 };
 
@@ -152,9 +152,9 @@ struct GuaranteeValidation {
   ProportionEstimate conditional_violation;  // violated / certified
   // certification_rate(N, N_1, U_1, n, alpha, delta): fixed sequence only
   std::optional<double> closed_form_rate;
-  std::optional<TripleCoverage> triple;      // fixed sequence with options.certificate_triple
+  std::optional<TripleCoverage> triple;  // fixed sequence with options.certificate_triple
 
-  std::vector<ValidationDraw> outcomes;      // per draw, in draw order
+  std::vector<ValidationDraw> outcomes;  // per draw, in draw order
   bool operator==(const GuaranteeValidation&) const = default;
 };
 
@@ -177,7 +177,8 @@ namespace detail::validation {
 template <class Work>
 void parallel_for(std::int64_t count, std::int64_t threads, Work&& work) {
   std::atomic<std::int64_t> next{0};
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)));
+  std::vector<std::exception_ptr> errors(
+      static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)));
   std::vector<std::int64_t> error_index(errors.size(), count);
   const auto run = [&](std::size_t t) {
     for (;;) {
@@ -336,8 +337,8 @@ inline std::vector<ltt::CertificateTriple> draw_triples(GuaranteeValidation& v,
   std::vector<ltt::CertificateTriple> triples(pairs.size());
   parallel_for(detail::ssize(pairs.size()), threads, [&](std::int64_t i) {
     const auto [m1, k1] = pairs[static_cast<std::size_t>(i)];
-    triples[static_cast<std::size_t>(i)] = ltt::certificate_triple(
-        N, N1, m1, k1, n, v.alpha, v.delta, table, options.triple_options);
+    triples[static_cast<std::size_t>(i)] =
+        ltt::certificate_triple(N, N1, m1, k1, n, v.alpha, v.delta, table, options.triple_options);
     if (options.progress) options.progress->triples_done.fetch_add(1, std::memory_order_relaxed);
   });
   for (ValidationDraw& o : v.outcomes) {

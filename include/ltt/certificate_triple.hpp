@@ -88,9 +88,9 @@ class UnsafeCountPosterior {
   // The Beta CDF at the boundary between cells j and j + 1, x = (j + 1/2) / N1, with the
   // smaller tail computed and the other one as its complement.
   struct Boundary {
-    double lower;        // P[U1 <= j]
-    double upper;        // P[U1 > j]
-    bool lower_direct;   // lower was computed (x below the posterior mean), upper = 1 - lower
+    double lower;       // P[U1 <= j]
+    double upper;       // P[U1 > j]
+    bool lower_direct;  // lower was computed (x below the posterior mean), upper = 1 - lower
   };
   Boundary boundary(std::int64_t j) const {
     if (j < 0) return {0.0, 1.0, true};
@@ -103,8 +103,7 @@ class UnsafeCountPosterior {
     const double y = (static_cast<double>(N1_ - j) - 0.5) / static_cast<double>(N1_);
     const bool small_x = x <= 0.5;
     if (x < mean_) {
-      const double lower =
-          small_x ? boost::math::ibeta(a_, b_, x) : boost::math::ibetac(b_, a_, y);
+      const double lower = small_x ? boost::math::ibeta(a_, b_, x) : boost::math::ibetac(b_, a_, y);
       return {lower, 1.0 - lower, true};
     }
     const double upper = small_x ? boost::math::ibetac(a_, b_, x) : boost::math::ibeta(b_, a_, y);
@@ -263,8 +262,8 @@ OpenRuns refine(std::vector<Point>& points, const Tails& tails, double tolerance
 }
 
 // The sum proper, in long double: evaluated points exactly, open runs and tails as brackets.
-inline std::pair<long double, long double> bracket(const std::vector<Point>& points,
-                                                   OpenRuns& open, const Tails& tails) {
+inline std::pair<long double, long double> bracket(const std::vector<Point>& points, OpenRuns& open,
+                                                   const Tails& tails) {
   long double lower = 0.0L, upper = 0.0L;
   for (const auto& p : points) {
     lower += static_cast<long double>(p.mass) * p.rate;
@@ -281,9 +280,9 @@ inline std::pair<long double, long double> bracket(const std::vector<Point>& poi
   return {lower, upper};
 }
 
-inline void check_arguments(std::string_view fn, std::int64_t N, std::int64_t N1,
-                            std::int64_t m1, std::int64_t k1, std::int64_t n, double alpha,
-                            double delta, const CertificateTripleOptions& o) {
+inline void check_arguments(std::string_view fn, std::int64_t N, std::int64_t N1, std::int64_t m1,
+                            std::int64_t k1, std::int64_t n, double alpha, double delta,
+                            const CertificateTripleOptions& o) {
   require_count(fn, "N", N);
   require_count(fn, "N1", N1);
   require_at_most(fn, "N1", N1, "N", N);
@@ -329,11 +328,9 @@ inline void check_arguments(std::string_view fn, std::int64_t N, std::int64_t N1
 // pool when many triples are wanted for one pool (a validation harness). Values are clipped
 // to [0, 1]; one more than 1e-12 outside it, or NaN, throws std::invalid_argument naming u.
 template <class RateOfU1>
-  requires std::invocable<RateOfU1&, std::int64_t>
-CertificateTriple certificate_triple(std::int64_t N, std::int64_t N1, std::int64_t m1,
-                                     std::int64_t k1, std::int64_t n, double alpha,
-                                     double delta, RateOfU1&& rate_of_U1,
-                                     const CertificateTripleOptions& options = {}) {
+requires std::invocable<RateOfU1&, std::int64_t> CertificateTriple certificate_triple(
+    std::int64_t N, std::int64_t N1, std::int64_t m1, std::int64_t k1, std::int64_t n, double alpha,
+    double delta, RateOfU1&& rate_of_U1, const CertificateTripleOptions& options = {}) {
   namespace ct = detail::certificate_triple;
   constexpr std::string_view fn = "certificate_triple";
   ct::check_arguments(fn, N, N1, m1, k1, n, alpha, delta, options);
@@ -393,12 +390,11 @@ inline CertificateTriple certificate_triple(std::int64_t N, std::int64_t N1, std
                                             std::int64_t k1, std::int64_t n, double alpha,
                                             double delta,
                                             const CertificateTripleOptions& options = {}) {
-  detail::certificate_triple::check_arguments("certificate_triple", N, N1, m1, k1, n, alpha,
-                                              delta, options);
+  detail::certificate_triple::check_arguments("certificate_triple", N, N1, m1, k1, n, alpha, delta,
+                                              options);
   const CertificationRateModel model(N, N1, n, alpha, delta);
   return certificate_triple(
-      N, N1, m1, k1, n, alpha, delta, [&model](std::int64_t u) { return model.rate(u); },
-      options);
+      N, N1, m1, k1, n, alpha, delta, [&model](std::int64_t u) { return model.rate(u); }, options);
 }
 
 }  // namespace ltt

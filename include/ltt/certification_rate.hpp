@@ -167,8 +167,8 @@ inline void check_budget(std::string_view fn, std::int64_t N, std::int64_t N1, s
 // The label budget by visiting every n = 0, 1, 2, ...: the definition, O(N * window). Kept as
 // the reference label_budget is tested and benchmarked against.
 inline std::optional<std::int64_t> label_budget_by_scan(std::int64_t N, std::int64_t N1,
-                                                        std::int64_t U1, double alpha,
-                                                        double delta, double target_rate) {
+                                                        std::int64_t U1, double alpha, double delta,
+                                                        double target_rate) {
   check_budget("label_budget_by_scan", N, N1, U1, alpha, delta, target_rate);
   if (target_rate == 0.0) return 0;
   if (U1 >= null_boundary(N1, alpha) && target_rate > delta) return std::nullopt;

@@ -33,7 +33,9 @@ struct IgnoreField {
 
 // A struct with a field list, found by argument-dependent lookup.
 template <class T>
-concept HasFields = requires(const T& x, detail::IgnoreField& visit) { fields(x, visit); };
+concept HasFields = requires(const T& x, detail::IgnoreField& visit) {
+  fields(x, visit);
+};
 
 // The two containers a value may come in.
 template <class T>

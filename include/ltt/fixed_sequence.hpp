@@ -47,9 +47,12 @@ struct MultipleTestingResult {
 
 constexpr std::string_view procedure_name(Procedure procedure) {
   switch (procedure) {
-    case Procedure::fixed_sequence: return "fixed_sequence";
-    case Procedure::bonferroni: return "bonferroni";
-    case Procedure::holm: return "holm";
+    case Procedure::fixed_sequence:
+      return "fixed_sequence";
+    case Procedure::bonferroni:
+      return "bonferroni";
+    case Procedure::holm:
+      return "holm";
   }
   return "unknown";
 }
@@ -80,8 +83,7 @@ inline double level_share(double delta, std::int64_t count) {
   return t;
 }
 
-inline MultipleTestingResult from_walk(const FixedSequenceResult& walk,
-                                       std::int64_t hypotheses) {
+inline MultipleTestingResult from_walk(const FixedSequenceResult& walk, std::int64_t hypotheses) {
   MultipleTestingResult result;
   result.procedure = Procedure::fixed_sequence;
   result.hypotheses = hypotheses;
@@ -109,9 +111,10 @@ inline MultipleTestingResult from_walk(const FixedSequenceResult& walk,
 // i.e. power. The strict stopping rule is what makes this work: a walk that went on past a
 // failure could return a deeper threshold with a true null skipped over.
 template <class PValueAt>
-  requires std::invocable<PValueAt&, std::int64_t> &&
-           std::convertible_to<std::invoke_result_t<PValueAt&, std::int64_t>, double>
-FixedSequenceResult fixed_sequence(std::int64_t count, PValueAt&& p_value_at, double delta) {
+requires std::invocable<PValueAt&, std::int64_t> &&
+    std::convertible_to < std::invoke_result_t<PValueAt&, std::int64_t>,
+double >
+    FixedSequenceResult fixed_sequence(std::int64_t count, PValueAt&& p_value_at, double delta) {
   constexpr std::string_view fn = "ltt::fixed_sequence";
   detail::require_count(fn, "count", count);
   detail::require_open_unit(fn, "delta", delta);
@@ -193,11 +196,13 @@ inline MultipleTestingResult test_hypotheses(Procedure procedure, std::span<cons
     case Procedure::fixed_sequence:
       return detail::multiple_testing::from_walk(fixed_sequence(pvalues, delta),
                                                  static_cast<std::int64_t>(pvalues.size()));
-    case Procedure::bonferroni: return bonferroni(pvalues, delta);
-    case Procedure::holm: return holm(pvalues, delta);
+    case Procedure::bonferroni:
+      return bonferroni(pvalues, delta);
+    case Procedure::holm:
+      return holm(pvalues, delta);
   }
-  detail::invalid("ltt::test_hypotheses", "procedure",
-                  std::to_string(static_cast<int>(procedure)), "is not a known Procedure");
+  detail::invalid("ltt::test_hypotheses", "procedure", std::to_string(static_cast<int>(procedure)),
+                  "is not a known Procedure");
 }
 
 }  // namespace ltt

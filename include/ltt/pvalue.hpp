@@ -27,8 +27,8 @@
 #include <vector>
 
 #include <ltt/detail/check.hpp>
-#include <ltt/detail/int128.hpp>
 #include <ltt/detail/hypergeometric_tail.hpp>
+#include <ltt/detail/int128.hpp>
 
 namespace ltt {
 
@@ -105,8 +105,7 @@ inline std::int64_t null_boundary(std::int64_t N_sel, double alpha) {
 // p = F_hyp(k; N_sel, floor(alpha N_sel) + 1, m), rounded up (never below the exact value, at
 // most 4e-14 above it; see round_up_pvalue). k unsafe among m calibration draws inside a
 // selection of N_sel; 0 <= k <= m <= N_sel. With m = 0 the test has no evidence and p = 1.
-inline double composition_pvalue(std::int64_t k, std::int64_t m, std::int64_t N_sel,
-                                 double alpha) {
+inline double composition_pvalue(std::int64_t k, std::int64_t m, std::int64_t N_sel, double alpha) {
   detail::check_composition("composition_pvalue", k, m, N_sel, alpha);
   const std::int64_t U = detail::floor_decimal_product(alpha, N_sel) + 1;
   if (U > N_sel) return 1.0;  // N_sel = 0: an empty selection cannot be certified
@@ -177,13 +176,17 @@ class CompositionPvalueTable {
  private:
   struct Scratch {
     explicit Scratch(std::int64_t m_max)
-        : a(static_cast<std::size_t>(m_max + 2)), b(a.size()), up_hi(a.size()), up_lo(a.size()),
-          down_hi(a.size()), down_lo(a.size()) {}
-    std::vector<long double> a, b;              // masses of the previous and current row, by k
+        : a(static_cast<std::size_t>(m_max + 2)),
+          b(a.size()),
+          up_hi(a.size()),
+          up_lo(a.size()),
+          down_hi(a.size()),
+          down_lo(a.size()) {}
+    std::vector<long double> a, b;  // masses of the previous and current row, by k
     long double* previous = a.data();
     long double* current = b.data();
-    std::vector<double> up_hi, up_lo;           // P(j+1)/P(j) as double-double
-    std::vector<double> down_hi, down_lo;       // P(j)/P(j+1)
+    std::vector<double> up_hi, up_lo;      // P(j+1)/P(j) as double-double
+    std::vector<double> down_hi, down_lo;  // P(j)/P(j+1)
   };
 
   static std::size_t offset(std::int64_t m) { return static_cast<std::size_t>(m * (m + 1) / 2); }
@@ -207,9 +210,10 @@ class CompositionPvalueTable {
     } else {  // one-more-draw identity from row m - 1 (whose masses are zero off its support)
       const detail::Hypergeometric g(N_sel_, U_, m - 1);
       const auto k = mode;
-      const long double stay = (k >= g.lo && k <= g.hi)
-                                   ? s.previous[k] * static_cast<long double>(N_sel_ - U_ - (m - 1) + k)
-                                   : 0.0L;
+      const long double stay =
+          (k >= g.lo && k <= g.hi)
+              ? s.previous[k] * static_cast<long double>(N_sel_ - U_ - (m - 1) + k)
+              : 0.0L;
       const long double step = (k - 1 >= g.lo && k - 1 <= g.hi)
                                    ? s.previous[k - 1] * static_cast<long double>(U_ - k + 1)
                                    : 0.0L;

@@ -33,9 +33,10 @@
 //
 // Rounding: each step's ratio is formed and logged in long double (a few units of 2^-64); a
 // running bound on the accumulated error, |term| 2^-62 + 2^-60 per step and term, plus 2^-58
-// for the mixture's log-sum-exp, is subtracted before exponentiating, and the result is rounded up like composition_pvalue, so p_t is never below
-// the value exact arithmetic gives. tests/ltt/sequential_pvalue.test.cpp checks it against the
-// definition (posterior normalised over every u, minimum over u >= U*) on small selections.
+// for the mixture's log-sum-exp, is subtracted before exponentiating, and the result is rounded up
+// like composition_pvalue, so p_t is never below the value exact arithmetic gives.
+// tests/ltt/sequential_pvalue.test.cpp checks it against the definition (posterior normalised over
+// every u, minimum over u >= U*) on small selections.
 
 #include <algorithm>
 #include <cmath>
@@ -159,9 +160,7 @@ class SequentialCompositionPvalue {
 
   // log of the running maximum of min_{u >= U*} PPR_s(u) (>= 0; +inf when H0 is impossible),
   // less the rounding bound: log(1/p) without the underflow of p.
-  long double log_evidence() const {
-    return impossible_ ? HUGE_VALL : log_max_;
-  }
+  long double log_evidence() const { return impossible_ ? HUGE_VALL : log_max_; }
 
   std::int64_t N_sel() const { return N_; }
   std::int64_t null_boundary() const { return U_; }
@@ -213,13 +212,13 @@ class SequentialCompositionPvalue {
   std::int64_t N_, U_;
   BetaMixturePrior prior_;
   std::int64_t t_ = 0, k_ = 0;
-  long double log_L_ = 0.0L;           // log L_t(U*)
-  long double error_L_ = 0.0L;         // bound on its accumulated rounding error
-  std::vector<long double> log_m_;     // log(w_i) + log of component i's Polya-urn probability
-  std::vector<long double> error_m_;   // their rounding bounds
-  long double log_max_ = 0.0L;  // running max of log min_u PPR_s(u) (at least 0: s = 0)
-  bool frozen_ = false;         // k > U*: the minimum never returns to U*
-  bool impossible_ = false;     // t - k > N - U*: every u >= U* is excluded
+  long double log_L_ = 0.0L;          // log L_t(U*)
+  long double error_L_ = 0.0L;        // bound on its accumulated rounding error
+  std::vector<long double> log_m_;    // log(w_i) + log of component i's Polya-urn probability
+  std::vector<long double> error_m_;  // their rounding bounds
+  long double log_max_ = 0.0L;        // running max of log min_u PPR_s(u) (at least 0: s = 0)
+  bool frozen_ = false;               // k > U*: the minimum never returns to U*
+  bool impossible_ = false;           // t - k > N - U*: every u >= U* is excluded
 };
 
 // The anytime p-value after the whole label sequence (0 safe, 1 unsafe) from the selection.
@@ -234,8 +233,8 @@ inline double sequential_composition_pvalue(std::span<const std::uint8_t> labels
   auto p = SequentialCompositionPvalue::at_level(N_sel, alpha, std::move(prior));
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i] > 1)
-      detail::invalid(fn, "labels[" + std::to_string(i) + "]", detail::show(std::int64_t{labels[i]}),
-                      "must be 0 or 1");
+      detail::invalid(fn, "labels[" + std::to_string(i) + "]",
+                      detail::show(std::int64_t{labels[i]}), "must be 0 or 1");
     p.update(labels[i] != 0);
   }
   return p.pvalue();

@@ -166,7 +166,6 @@ void bind_certify(py::module_& m) {
       "triple, ...), whose keys also read as attributes, and .selection, the int64 array of "
       "selected pool positions, ascending. The triple is priced on the first selection when "
       "a threshold is certified (None on a refusal, or with triple=False).");
-
 }
 
 // The grid, the calibration draw, selections and scores, and the V-filter baseline.
@@ -227,7 +226,6 @@ void bind_selection(py::module_& m) {
       py::arg("scores"), py::arg("calib_ids"), py::arg("calib_unsafe"), py::kw_only(),
       py::arg("ids") = py::none(),
       "The V-filter baseline (never a certificate): the top floor(safe N / n) by score.");
-
 }
 
 // The gated reward-aware operators behind a certificate.
@@ -274,7 +272,6 @@ void bind_gates(py::module_& m) {
       },
       py::arg("returns"), py::arg("kappa"),
       "Draw probabilities proportional to exp(clip(z, -kappa, kappa)).");
-
 }
 
 void bind_mean_cost(py::module_& m) {
@@ -295,7 +292,6 @@ void bind_mean_cost(py::module_& m) {
       "The mean-cost certificate (Hoeffding-Serfling p-values on the same grid and walk). "
       "calibration_index: pool positions of the calibration trajectories; calibration_cost: their "
       "episodic costs in [0, range].");
-
 }
 
 void bind_validation(py::module_& m) {

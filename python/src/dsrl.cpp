@@ -24,11 +24,16 @@ namespace {
 
 py::dtype numpy_dtype(data::DType t) {
   switch (t) {
-    case data::DType::float32: return py::dtype::of<float>();
-    case data::DType::float64: return py::dtype::of<double>();
-    case data::DType::int64: return py::dtype::of<std::int64_t>();
-    case data::DType::uint8: return py::dtype::of<std::uint8_t>();
-    case data::DType::boolean: return py::dtype("bool");
+    case data::DType::float32:
+      return py::dtype::of<float>();
+    case data::DType::float64:
+      return py::dtype::of<double>();
+    case data::DType::int64:
+      return py::dtype::of<std::int64_t>();
+    case data::DType::uint8:
+      return py::dtype::of<std::uint8_t>();
+    case data::DType::boolean:
+      return py::dtype("bool");
   }
   return py::dtype::of<double>();
 }
@@ -81,7 +86,8 @@ void bind_dsrl(py::module_& m) {
       "arrays: the seven keys observations, next_observations, actions, rewards, costs, "
       "terminals, timeouts, as DSRL's get_dataset gives them: per-row keys (N,) (an (N, 1) "
       "column squeezed), flags as bool, integer rewards or costs as float64, other arrays "
-      "with their stored dtype and shape; plus the episodes by the DSRL/OSRL rule (an episode ends at each row "
+      "with their stored dtype and shape; plus the episodes by the DSRL/OSRL rule (an episode ends "
+      "at each row "
       "where terminals | timeouts; rows after the last end belong to no episode):\n"
       "episode_offsets (int64, episodes + 1 entries: episode i owns rows "
       "[offsets[i], offsets[i+1]); offsets[-1] < rows when a tail was dropped), "
@@ -91,9 +97,9 @@ void bind_dsrl(py::module_& m) {
 
   m.def(
       "write_dsrl_selection",
-      [](const std::filesystem::path& src, const std::filesystem::path& dst,
-         py::handle episodes) {
-        const std::vector<std::int64_t> e = count_vector(episodes, "write_dsrl_selection", "episodes");
+      [](const std::filesystem::path& src, const std::filesystem::path& dst, py::handle episodes) {
+        const std::vector<std::int64_t> e =
+            count_vector(episodes, "write_dsrl_selection", "episodes");
         py::gil_scoped_release release;
         data::write_dsrl_selection(src, dst, e);
       },

@@ -57,8 +57,7 @@ class SequentialCertifier {
     const std::int64_t next = order_[static_cast<std::size_t>(walk_->labels_used())];
     if (id != next)
       throw std::invalid_argument("SequentialCertifier.add_label: id = " + std::to_string(id) +
-                                  " is not the next in the label order (" +
-                                  std::to_string(next) +
+                                  " is not the next in the label order (" + std::to_string(next) +
                                   "); labels must follow next_id() for the guarantee");
     walk_->add_label(id, unsafe);
   }

@@ -96,7 +96,6 @@ void bind_tails(py::module_& m) {
       "Every composition p-value of one selection size at once (CompositionPvalueTable): a "
       "(m_max + 1, m_max + 1) float64 array with p(k, m) at [m, k] for k <= m and NaN above "
       "the diagonal (k > m is not a possible count).");
-
 }
 
 void bind_multiple_testing(py::module_& m) {
@@ -137,7 +136,6 @@ void bind_multiple_testing(py::module_& m) {
       },
       py::arg("procedure"), py::arg("pvalues"), py::arg("delta"),
       "procedure: 'fixed_sequence', 'bonferroni' or 'holm'; the record of bonferroni.");
-
 }
 
 void bind_bounds(py::module_& m) {
@@ -167,7 +165,6 @@ void bind_bounds(py::module_& m) {
       "p-value for H0 'the mean cost exceeds budget' from a without-replacement sample.");
   m.def("resampled_unsafe_bound", &ltt::resampled_unsafe_bound, py::arg("alpha"), py::arg("kappa"),
         "Unsafe mass after return-weighted resampling with weights in [e^-kappa, e^kappa].");
-
 }
 
 void bind_rate(py::module_& m) {
@@ -239,7 +236,6 @@ void bind_rate(py::module_& m) {
       .def_property_readonly("N1", &ltt::CertificationRateModel::N1)
       .def_property_readonly("n", &ltt::CertificationRateModel::n)
       .def_property_readonly("truncated_mass", &ltt::CertificationRateModel::truncated_mass);
-
 }
 
 void bind_triple(py::module_& m) {

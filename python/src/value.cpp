@@ -82,9 +82,9 @@ std::vector<std::int64_t> episode_offsets(py::handle obj, std::int64_t rows, std
 
 void require_width(const Value& v, const py::array_t<float>& t, std::string_view fn) {
   if (column_count(t) != v.value.observation_dim)
-    throw py::value_error(prefix(fn, "observations") + " has " + std::to_string(column_count(t)) +
-                          " columns; this value takes observation_dim = " +
-                          std::to_string(v.value.observation_dim));
+    throw py::value_error(
+        prefix(fn, "observations") + " has " + std::to_string(column_count(t)) +
+        " columns; this value takes observation_dim = " + std::to_string(v.value.observation_dim));
 }
 
 // The pairs argument: a count to synthesize, or (preferred, rejected) first rows.
@@ -95,7 +95,8 @@ struct PairsArgument {
 
 PairsArgument pairs_argument(py::handle pairs, std::string_view fn) {
   PairsArgument out;
-  if ((py::isinstance<py::tuple>(pairs) || py::isinstance<py::list>(pairs)) && py::len(pairs) == 2) {
+  if ((py::isinstance<py::tuple>(pairs) || py::isinstance<py::list>(pairs)) &&
+      py::len(pairs) == 2) {
     const py::sequence s = py::reinterpret_borrow<py::sequence>(pairs);
     out.preferred = count_vector(s[0], fn, "pairs[0] (preferred)");
     out.rejected = count_vector(s[1], fn, "pairs[1] (rejected)");
@@ -118,7 +119,8 @@ py::object float_matrix(const std::vector<std::vector<double>>& rows) {
   py::array_t<double> out({R, C});
   auto w = out.mutable_unchecked<2>();
   for (py::ssize_t i = 0; i < R; ++i)
-    for (py::ssize_t j = 0; j < C; ++j) w(i, j) = rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+    for (py::ssize_t j = 0; j < C; ++j)
+      w(i, j) = rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
   return out;
 }
 
@@ -171,9 +173,10 @@ void check_given_pairs(py::handle offsets, py::handle costs, double flip_probabi
                           " must be None when pairs are given as (preferred, rejected): "
                           "the pairs are the supervision");
   if (flip_probability != cur::PreferencePairOptions{}.flip_probability || boltzmann_temperature)
-    throw py::value_error(prefix(fn, boltzmann_temperature ? "boltzmann_temperature" : "flip_probability") +
-                          " models the labeler of synthesized pairs; it cannot apply to pairs "
-                          "given as (preferred, rejected)");
+    throw py::value_error(
+        prefix(fn, boltzmann_temperature ? "boltzmann_temperature" : "flip_probability") +
+        " models the labeler of synthesized pairs; it cannot apply to pairs "
+        "given as (preferred, rejected)");
 }
 
 // `ltt score`'s path: pairs synthesized with PreferencePairOptions seeded
@@ -244,11 +247,13 @@ Value load_value_file(const std::filesystem::path& path) {
   for (std::size_t k = 0; k < members.size(); ++k) {
     const lrn::MlpShape& s = members[k].shape;
     if (s.output_width() != 1 || s.output != lrn::OutputActivation::identity)
-      throw py::value_error(std::string(fn) + ": " + path.string() + ": network " + std::to_string(k) +
+      throw py::value_error(std::string(fn) + ": " + path.string() + ": network " +
+                            std::to_string(k) +
                             " is not a value network (one identity output); a policy file?");
     if (s.input() != out.value.observation_dim)
-      throw py::value_error(std::string(fn) + ": " + path.string() + ": network " + std::to_string(k) +
-                            " takes " + std::to_string(s.input()) + " inputs, network 0 takes " +
+      throw py::value_error(std::string(fn) + ": " + path.string() + ": network " +
+                            std::to_string(k) + " takes " + std::to_string(s.input()) +
+                            " inputs, network 0 takes " +
                             std::to_string(out.value.observation_dim));
   }
   return out;
@@ -259,32 +264,34 @@ using ValueClass = py::class_<Value>;
 // Scoring: what a trained and a loaded value both do.
 void bind_value_scoring(ValueClass& c) {
   c.def(
-          "state_values",
-          [](const Value& v, py::handle observations, bool members) -> py::object {
-            constexpr std::string_view fn = "SafetyValue.state_values";
-            const py::array_t<float> obs = observation_table(observations, fn, "observations");
-            require_width(v, obs, fn);
-            lrn::StateValues sv;
-            {
-              py::gil_scoped_release release;
-              sv = lrn::state_values(v.value.ensemble, rows_of(obs), column_count(obs));
-            }
-            if (!members) {
-              py::array_t<float> out(static_cast<py::ssize_t>(sv.rows));
-              float* o = out.mutable_data();
-              for (std::size_t i = 0; i < sv.mean.size(); ++i) o[i] = static_cast<float>(sv.mean[i]);
-              return out;
-            }
-            py::array_t<float> out({static_cast<py::ssize_t>(sv.members), static_cast<py::ssize_t>(sv.rows)});
-            float* o = out.mutable_data();
-            for (std::size_t i = 0; i < sv.per_member.size(); ++i) o[i] = static_cast<float>(sv.per_member[i]);
-            return out;
-          },
-          py::arg("observations"), py::arg("members") = false,
-          "state_values(observations, members=False) -> float32 array\n\n"
-          "V-bar (the ensemble mean) at every row of observations (rows, observation_dim); "
-          "with members=True every member's value, shape (members, rows). float32, as "
-          "`ltt score` writes state_values.npy.")
+       "state_values",
+       [](const Value& v, py::handle observations, bool members) -> py::object {
+         constexpr std::string_view fn = "SafetyValue.state_values";
+         const py::array_t<float> obs = observation_table(observations, fn, "observations");
+         require_width(v, obs, fn);
+         lrn::StateValues sv;
+         {
+           py::gil_scoped_release release;
+           sv = lrn::state_values(v.value.ensemble, rows_of(obs), column_count(obs));
+         }
+         if (!members) {
+           py::array_t<float> out(static_cast<py::ssize_t>(sv.rows));
+           float* o = out.mutable_data();
+           for (std::size_t i = 0; i < sv.mean.size(); ++i) o[i] = static_cast<float>(sv.mean[i]);
+           return out;
+         }
+         py::array_t<float> out(
+             {static_cast<py::ssize_t>(sv.members), static_cast<py::ssize_t>(sv.rows)});
+         float* o = out.mutable_data();
+         for (std::size_t i = 0; i < sv.per_member.size(); ++i)
+           o[i] = static_cast<float>(sv.per_member[i]);
+         return out;
+       },
+       py::arg("observations"), py::arg("members") = false,
+       "state_values(observations, members=False) -> float32 array\n\n"
+       "V-bar (the ensemble mean) at every row of observations (rows, observation_dim); "
+       "with members=True every member's value, shape (members, rows). float32, as "
+       "`ltt score` writes state_values.npy.")
       .def(
           "scores",
           [](const Value& v, py::handle observations, py::handle offsets,
@@ -299,7 +306,8 @@ void bind_value_scoring(ValueClass& c) {
               py::gil_scoped_release release;
               // Every row's value, then the episodes' (rows after offsets[-1] are in none), as
               // `ltt score` computes state_values.npy and scores.npy.
-              lrn::StateValues sv = lrn::state_values(v.value.ensemble, rows_of(obs), column_count(obs));
+              lrn::StateValues sv =
+                  lrn::state_values(v.value.ensemble, rows_of(obs), column_count(obs));
               sv.mean.resize(static_cast<std::size_t>(offs.back()));
               g = cur::trajectory_scores(sv.mean, offs, a);
             }
@@ -321,10 +329,11 @@ void bind_value_scoring(ValueClass& c) {
           py::arg("path"),
           "Writes the members as a model file (docs/learning.md, \"The model file\"), atomically; "
           "ltt.load_value and `ltt score --model` read it.")
-      .def_property_readonly("observation_dim", [](const Value& v) { return v.value.observation_dim; })
-      .def_property_readonly("members", [](const Value& v) {
-        return static_cast<std::int64_t>(v.value.ensemble.members.size());
-      })
+      .def_property_readonly("observation_dim",
+                             [](const Value& v) { return v.value.observation_dim; })
+      .def_property_readonly(
+          "members",
+          [](const Value& v) { return static_cast<std::int64_t>(v.value.ensemble.members.size()); })
       .def_property_readonly(
           "hidden",
           [](const Value& v) {
@@ -338,31 +347,36 @@ void bind_value_scoring(ValueClass& c) {
 
 // The training record: None on a loaded value.
 void bind_value_training(ValueClass& c) {
-  c.def_property_readonly("trained", [](const Value& v) { return v.trained; },
-                             "True when made by train_value, False when loaded.")
-      .def_property_readonly("seed", [](const Value& v) { return v.trained ? py::cast(v.seed) : py::none(); })
-      .def_property_readonly("train_pairs", [](const Value& v) {
-        return v.trained ? py::cast(v.value.train_pairs) : py::none();
-      })
-      .def_property_readonly("held_out_pairs", [](const Value& v) {
-        return v.trained ? py::cast(v.value.held_out_pairs) : py::none();
-      })
+  c.def_property_readonly(
+       "trained", [](const Value& v) { return v.trained; },
+       "True when made by train_value, False when loaded.")
+      .def_property_readonly(
+          "seed", [](const Value& v) { return v.trained ? py::cast(v.seed) : py::none(); })
+      .def_property_readonly(
+          "train_pairs",
+          [](const Value& v) { return v.trained ? py::cast(v.value.train_pairs) : py::none(); })
+      .def_property_readonly(
+          "held_out_pairs",
+          [](const Value& v) { return v.trained ? py::cast(v.value.held_out_pairs) : py::none(); })
       .def_property_readonly(
           "train_accuracy",
           [](const Value& v) { return optional_float(v.trained, v.value.train.accuracy); },
           "Fraction of the training pairs whose preferred segment has the larger summed V-bar.")
-      .def_property_readonly("train_loss", [](const Value& v) {
-        return optional_float(v.trained, v.value.train.loss);
-      })
+      .def_property_readonly(
+          "train_loss",
+          [](const Value& v) { return optional_float(v.trained, v.value.train.loss); })
       .def_property_readonly(
           "held_out_accuracy",
           [](const Value& v) {
-            return optional_float(v.trained && v.value.held_out_pairs > 0, v.value.held_out.accuracy);
+            return optional_float(v.trained && v.value.held_out_pairs > 0,
+                                  v.value.held_out.accuracy);
           },
           "The same on the held-out pairs (never trained on); None without any.")
-      .def_property_readonly("held_out_loss", [](const Value& v) {
-        return optional_float(v.trained && v.value.held_out_pairs > 0, v.value.held_out.loss);
-      })
+      .def_property_readonly("held_out_loss",
+                             [](const Value& v) {
+                               return optional_float(v.trained && v.value.held_out_pairs > 0,
+                                                     v.value.held_out.loss);
+                             })
       .def_property_readonly(
           "epoch_loss",
           [](const Value& v) { return v.trained ? float_matrix(v.value.epoch_loss) : py::none(); },
@@ -374,10 +388,11 @@ void bind_value_training(ValueClass& c) {
             return to_numpy(v.value.normalization.mean);
           },
           "The column means folded into the members (None when not normalized, or loaded).")
-      .def_property_readonly("normalization_scale", [](const Value& v) -> py::object {
-        if (v.value.normalization.scale.empty()) return py::none();
-        return to_numpy(v.value.normalization.scale);
-      })
+      .def_property_readonly("normalization_scale",
+                             [](const Value& v) -> py::object {
+                               if (v.value.normalization.scale.empty()) return py::none();
+                               return to_numpy(v.value.normalization.scale);
+                             })
       .def_property_readonly(
           "pairs",
           [](const Value& v) -> py::object {
@@ -386,9 +401,9 @@ void bind_value_training(ValueClass& c) {
           },
           "(preferred, rejected): int64 first rows of every pair (training and held out), the "
           "safer segment first.")
-      .def_property_readonly("segment_length", [](const Value& v) {
-        return v.trained ? py::cast(v.pairs.segment_length) : py::none();
-      })
+      .def_property_readonly(
+          "segment_length",
+          [](const Value& v) { return v.trained ? py::cast(v.pairs.segment_length) : py::none(); })
       .def_property_readonly(
           "pair_sampling",
           [](const Value& v) { return v.sampling ? record(*v.sampling) : py::none(); },
@@ -419,8 +434,7 @@ void bind_value(py::module_& m) {
         py::arg("held_out_fraction") = so.held_out_fraction,
         py::arg("normalize_observations") = so.normalize_observations,
         py::arg("flip_probability") = po.flip_probability,
-        py::arg("boltzmann_temperature") = po.boltzmann_temperature,
-        py::arg("progress") = false,
+        py::arg("boltzmann_temperature") = po.boltzmann_temperature, py::arg("progress") = false,
         "train_value(observations, offsets=None, costs=None, *, pairs=..., segment=..., ...) "
         "-> SafetyValue\n\n"
         "Learns the safety value on a dataset's rows, as `ltt score` does with the same seed "

@@ -169,7 +169,8 @@ inline double read_real(std::string_view flag, std::string_view text, FlagKind k
 
 // "--draws: 1e9 exceeds the maximum 1048576 (one result is kept per draw)"
 inline std::string above_maximum(const Flag& f, std::string_view text) {
-  std::string message = cat("--", f.name, ": ", text, " exceeds the maximum ", std::to_string(f.maximum));
+  std::string message =
+      cat("--", f.name, ": ", text, " exceeds the maximum ", std::to_string(f.maximum));
   if (!f.maximum_reason.empty()) message += cat(" (", f.maximum_reason, ")");
   return message;
 }
@@ -197,9 +198,14 @@ inline Arguments parse(const Command& command, std::span<const std::string_view>
         if (v.count > f.maximum) throw BadInput(above_maximum(f, text));
         break;
       case FlagKind::open_unit:
-      case FlagKind::unit: v.real = detail::read_real(f.name, text, f.kind); break;
-      case FlagKind::text: v.text = std::string(text); break;
-      case FlagKind::boolean: break;
+      case FlagKind::unit:
+        v.real = detail::read_real(f.name, text, f.kind);
+        break;
+      case FlagKind::text:
+        v.text = std::string(text);
+        break;
+      case FlagKind::boolean:
+        break;
     }
   };
 
@@ -251,11 +257,15 @@ inline Arguments parse(const Command& command, std::span<const std::string_view>
 inline std::string usage(const Command& command) {
   const auto placeholder = [](FlagKind kind) -> std::string_view {
     switch (kind) {
-      case FlagKind::count: return " <count>";
+      case FlagKind::count:
+        return " <count>";
       case FlagKind::open_unit:
-      case FlagKind::unit: return " <p>";
-      case FlagKind::text: return " <value>";
-      case FlagKind::boolean: return "";
+      case FlagKind::unit:
+        return " <p>";
+      case FlagKind::text:
+        return " <value>";
+      case FlagKind::boolean:
+        return "";
     }
     return "";
   };

@@ -24,8 +24,13 @@ const Command& budget_command() {
       {max_first_selection, "the critical path is walked up to N1 and kept in memory"},
       {"target", FlagKind::unit, "certification rate to reach (at most 0.999999999)", {}, true},
       {{"curve", FlagKind::boolean, "print rate(n) for n = 0..n-max as CSV (n,rate)"},
-       {"n-max", FlagKind::count, "last n of the curve (default N); needs --curve", {}, false,
-        max_curve_points, "the curve evaluates the rate at every n"}});
+       {"n-max",
+        FlagKind::count,
+        "last n of the curve (default N); needs --curve",
+        {},
+        false,
+        max_curve_points,
+        "the curve evaluates the rate at every n"}});
   static const Command command{
       "budget",
       "The label budget: the smallest number n of calibration labels whose certification\n"
@@ -79,9 +84,8 @@ struct Budget {
 Budget find_budget(const Invocation& call, const Request& r) {
   const FirstSelectionQuestion& q = r.q;
   Budget b;
-  b.n = with_status(call, cat("searching n = 0..", std::to_string(q.N), " for the budget"), [&] {
-    return ltt::label_budget(q.N, q.N1, q.U1, q.alpha, q.delta, r.target);
-  });
+  b.n = with_status(call, cat("searching n = 0..", std::to_string(q.N), " for the budget"),
+                    [&] { return ltt::label_budget(q.N, q.N1, q.U1, q.alpha, q.delta, r.target); });
   b.s = first_selection(q.N1, q.U1, q.alpha);
   if (b.n) {
     b.rate_at_budget = ltt::certification_rate(q.N, q.N1, q.U1, *b.n, q.alpha, q.delta);
@@ -90,9 +94,10 @@ Budget find_budget(const Invocation& call, const Request& r) {
                    " >= U* = ", std::to_string(b.s.null_boundary),
                    "), so rate(n) <= delta = ", shortest(q.delta), " < target at every n");
   } else {
-    b.reason = cat("rate(n) stays below the target for every n up to N = ", std::to_string(q.N),
-                   " (rate(N) = ",
-                   brief(ltt::certification_rate(q.N, q.N1, q.U1, q.N, q.alpha, q.delta)), ")");
+    b.reason =
+        cat("rate(n) stays below the target for every n up to N = ", std::to_string(q.N),
+            " (rate(N) = ", brief(ltt::certification_rate(q.N, q.N1, q.U1, q.N, q.alpha, q.delta)),
+            ")");
   }
   if (r.curve)
     b.curve = with_status(call, cat("computing rate(n) for n = 0..", std::to_string(r.n_max)), [&] {
@@ -125,9 +130,8 @@ void write_budget_json(std::ostream& out, const Request& r, const Budget& b) {
 
 void write_budget_summary(std::ostream& out, const Request& r, const Budget& b) {
   if (b.n)
-    out << "label budget n = " << *b.n << ": the smallest n with rate(n) >= "
-        << shortest(r.target) << " (rate(" << *b.n << ") = " << brief(*b.rate_at_budget)
-        << ")\n";
+    out << "label budget n = " << *b.n << ": the smallest n with rate(n) >= " << shortest(r.target)
+        << " (rate(" << *b.n << ") = " << brief(*b.rate_at_budget) << ")\n";
   else
     out << "label budget: none: " << b.reason << "\n";
   write_first_selection_summary(out, r.q, b.s);

@@ -41,8 +41,7 @@ inline void write_input_summary(std::ostream& out, const PoolFile& pool, const c
         << (dataset->store == data::DsrlStore::hdf5 ? "HDF5" : ".npy directory")
         << "): " << c.pool_size << " episodes in " << dataset->transitions << " rows";
     if (dataset->dropped_tail > 0)
-      out << " (the last " << dataset->dropped_tail
-          << " rows, a truncated episode, are in none)";
+      out << " (the last " << dataset->dropped_tail << " rows, a truncated episode, are in none)";
     out << "\n";
     if (in.scores_file) out << "scores: " << *in.scores_file << ", one per episode";
   } else {
@@ -170,8 +169,8 @@ inline void write_files_summary(std::ostream& out, const Inputs& in, const GateR
             << file << "\n";
         break;
       case SelectionFormat::npy_mask:
-        out << "wrote a mask of " << written_size << " trajectories (uint8 by pool row) to "
-            << file << "\n";
+        out << "wrote a mask of " << written_size << " trajectories (uint8 by pool row) to " << file
+            << "\n";
         break;
       case SelectionFormat::npy_indices:
         out << "wrote " << written_size << " episode indices (int64) to " << file << "\n";
@@ -184,8 +183,8 @@ inline void write_files_summary(std::ostream& out, const Inputs& in, const GateR
   }
   if (in.transition_mask_file)
     out << "wrote a transition mask of " << dataset->transitions << " rows (bool, "
-        << written_rows_distinct(*dataset, gate.written) << " true) to "
-        << *in.transition_mask_file << "\n";
+        << written_rows_distinct(*dataset, gate.written) << " true) to " << *in.transition_mask_file
+        << "\n";
   if (in.certificate_file) out << "wrote the certificate to " << *in.certificate_file << "\n";
 }
 

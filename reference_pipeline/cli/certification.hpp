@@ -128,10 +128,9 @@ inline void write_output_json(JsonWriter& json, const Inputs& in, std::int64_t w
                               std::optional<std::int64_t> rows) {
   json.key("output").begin_object();
   json.field("selection", in.selection_file);
-  json.field("selection_format",
-             in.selection_file ? std::optional<std::string>(
-                                     format_name(in.selection_format, in.dataset_store))
-                               : std::nullopt);
+  json.field("selection_format", in.selection_file ? std::optional<std::string>(format_name(
+                                                         in.selection_format, in.dataset_store))
+                                                   : std::nullopt);
   json.field("written_size", written_size);
   json.field("written_rows", rows);
   json.field("transition_mask", in.transition_mask_file);
@@ -140,10 +139,10 @@ inline void write_output_json(JsonWriter& json, const Inputs& in, std::int64_t w
 }
 
 inline void write_json(JsonWriter& json, const cur::Certificate& c,
-                const std::optional<CertificateTriple>& triple, const GateResult& gate,
-                const Inputs& in, const cur::CalibratedSelectionOptions& options,
-                std::int64_t written_size, const data::DsrlPool* dataset,
-                const std::function<void(JsonWriter&)>& more_fields = {}) {
+                       const std::optional<CertificateTriple>& triple, const GateResult& gate,
+                       const Inputs& in, const cur::CalibratedSelectionOptions& options,
+                       std::int64_t written_size, const data::DsrlPool* dataset,
+                       const std::function<void(JsonWriter&)>& more_fields = {}) {
   json.begin_object();
   fields(cur::PricedCertificate{&c, &triple}, JsonFields{json});
   write_gate_json(json, gate, in.seed);
@@ -160,8 +159,7 @@ inline cur::Calibration read_calibration(const PoolFile& pool, const Inputs& in)
   if (in.labels_file) return read_labels(*in.labels_file, pool);
   const std::int64_t N = pool.size();
   if (pool.pool.episodic_cost.empty())
-    throw BadInput(cat(pool.name,
-                       ": --draw needs a 'cost' column to label the drawn trajectories",
+    throw BadInput(cat(pool.name, ": --draw needs a 'cost' column to label the drawn trajectories",
                        pool.npy() ? "; a .npy pool holds scores only" : ""));
   if (*in.draw > N)
     throw BadInput(cat("--draw: ", std::to_string(*in.draw), " must not exceed the pool size ",
@@ -192,8 +190,8 @@ inline Certification certify_pool(const PoolFile& pool, const cur::Calibration& 
     out.triple =
         ltt::certificate_triple(N, first.N, first.m, first.k, c.calibration_size, c.alpha, c.delta);
   }
-  out.gate = reward_gate(in.gate, result, pool.pool.episodic_return, in.kappa, in.seed,
-                         in.override_gate);
+  out.gate =
+      reward_gate(in.gate, result, pool.pool.episodic_return, in.kappa, in.seed, in.override_gate);
   out.written_size = static_cast<std::int64_t>(out.gate.written.size());
   return out;
 }

@@ -156,8 +156,10 @@ inline void choose_selection_format(Inputs& in) {
 inline NamedPaths input_files(const Inputs& in) {
   NamedPaths inputs;
   const std::pair<std::string_view, const std::optional<std::string>*> named[] = {
-      {"pool", &in.pool_file},         {"dataset", &in.dataset_file},
-      {"scores", &in.scores_file},     {"state-values", &in.state_values},
+      {"pool", &in.pool_file},
+      {"dataset", &in.dataset_file},
+      {"scores", &in.scores_file},
+      {"state-values", &in.state_values},
       {"labels", &in.labels_file}};
   for (const auto& [flag, file] : named)
     if (*file) inputs.emplace_back(flag, **file);

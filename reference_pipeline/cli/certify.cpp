@@ -106,8 +106,9 @@ SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
   for (const std::string_view flag : {"draw", "budget", "gate", "kappa", "override-gate",
                                       "min-selection", "drop-unsafe-calibration"})
     if (args.given(flag))
-      throw BadInput(cat("--", flag, " does not apply to --sequential (labels in the order of "
-                                     "`ltt draw --sequential`; no gate, no fallback)"));
+      throw BadInput(cat("--", flag,
+                         " does not apply to --sequential (labels in the order of "
+                         "`ltt draw --sequential`; no gate, no fallback)"));
   SequentialRequest r;
   r.interactive = args.flag("interactive");
   if (args.has("labels")) in.labels_file = args.text("labels");
@@ -165,8 +166,7 @@ PoolInputs read_inputs(const Inputs& in, bool sequential) {
   PoolFile& pool = r.pool;
   if (in.pool_file) {
     pool = read_pool(*in.pool_file, !in.state_values);
-    if (in.state_values)
-      pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
+    if (in.state_values) pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
   } else {
     r.dataset = data::load_dsrl_pool(*in.dataset_file);
     pool = dataset_pool(*r.dataset, *in.dataset_file);

@@ -32,8 +32,10 @@ using namespace certification;
 // Certify's flags that curate takes as they are (its --seed is the scoring one: one seed for
 // the pairs, the ensemble, the calibration draw and --gate resample).
 constexpr std::string_view certify_flags_taken[] = {
-    "labels", "draw",  "budget", "alpha",         "delta",     "grid",           "min-selection",
-    "drop-unsafe-calibration",   "gate", "kappa", "override-gate", "selection", "transition-mask"};
+    "labels",         "draw",  "budget",        "alpha",
+    "delta",          "grid",  "min-selection", "drop-unsafe-calibration",
+    "gate",           "kappa", "override-gate", "selection",
+    "transition-mask"};
 
 const Command& curate_command() {
   static const std::vector<Flag> flags = [] {
@@ -181,10 +183,10 @@ int run_curate(const Invocation& call) {
 
   // Outputs.
   const std::string certificate_json = certificate_text(r, scoring_in, scored, result, dataset);
-  std::vector<OutputFile> files =
-      scoring_files(scored, scoring_json_text(s, scoring_in, scored));
+  std::vector<OutputFile> files = scoring_files(scored, scoring_json_text(s, scoring_in, scored));
   files.push_back({"certificate.json", [&certificate_json](const std::filesystem::path& p) {
-                     data::write_stream_atomically(p, [&](std::ostream& o) { o << certificate_json; });
+                     data::write_stream_atomically(p,
+                                                   [&](std::ostream& o) { o << certificate_json; });
                    }});
   write_curate_outputs(r, std::move(files), pool, dataset, scored, result.gate);
 

@@ -77,7 +77,8 @@ inline curation::Aggregator read_aggregator(const Arguments& args, std::string& 
   name = args.text("aggregation");
   const std::optional<curation::Aggregation> kind = curation::aggregation_named(name);
   if (!kind)
-    throw BadInput(cat("--aggregation: ", in_quotes(name), " is not one of mean, minimum, percentile"));
+    throw BadInput(
+        cat("--aggregation: ", in_quotes(name), " is not one of mean, minimum, percentile"));
   a.kind = *kind;
   if (args.given("percentile") && a.kind != curation::Aggregation::percentile)
     throw BadInput("--percentile needs --aggregation percentile");

@@ -72,16 +72,15 @@ inline std::vector<double> read_episode_scores(const std::string& path, const Po
     if (!position) csv.fail(row.line, pool.not_in(id));
     const auto p = static_cast<std::size_t>(*position);
     if (line_of[p] != 0)
-      csv.fail(row.line, cat("episode ", std::to_string(*position), " is scored twice (also on line ",
-                             std::to_string(line_of[p]), ")"));
+      csv.fail(row.line, cat("episode ", std::to_string(*position),
+                             " is scored twice (also on line ", std::to_string(line_of[p]), ")"));
     line_of[p] = row.line;
     score[p] = finite_field(csv, row, score_column, "score");
   }
   for (std::size_t p = 0; p < E; ++p)
     if (line_of[p] == 0)
-      csv.fail_file(cat("no score for episode ", std::to_string(pool.pool.id[p]), " of ",
-                        pool.name, " (", std::to_string(E),
-                        " episodes: every one needs a score)"));
+      csv.fail_file(cat("no score for episode ", std::to_string(pool.pool.id[p]), " of ", pool.name,
+                        " (", std::to_string(E), " episodes: every one needs a score)"));
   return score;
 }
 

@@ -53,7 +53,12 @@ inline std::vector<Flag> first_selection_flags(CountLimit N, CountLimit N1, cons
                                                std::initializer_list<Flag> more = {}) {
   std::vector<Flag> flags = {
       {"N", FlagKind::count, "trajectories in the pool", {}, true, N.maximum, N.reason},
-      {"N1", FlagKind::count, "trajectories in the first selection S_1", {}, true, N1.maximum,
+      {"N1",
+       FlagKind::count,
+       "trajectories in the first selection S_1",
+       {},
+       true,
+       N1.maximum,
        N1.reason},
       {"U1", FlagKind::count, "unsafe trajectories in S_1", {}, true},
       asked,

@@ -24,9 +24,12 @@ enum class Gate { none, top_half, resample };
 
 inline constexpr std::string_view gate_name(Gate gate) {
   switch (gate) {
-    case Gate::none: return "none";
-    case Gate::top_half: return "top-half";
-    case Gate::resample: return "resample";
+    case Gate::none:
+      return "none";
+    case Gate::top_half:
+      return "top-half";
+    case Gate::resample:
+      return "resample";
   }
   return "none";
 }
@@ -49,8 +52,8 @@ struct GateResult {
 // The gate on a calibrated selection; `returns` are the pool's episodic returns, `seed` the
 // resample's. An uncertified selection passes the gate only with `override_gate`.
 inline GateResult reward_gate(Gate gate, const curation::CalibratedSelection& selection,
-                              std::span<const double> returns, double kappa,
-                              std::int64_t seed, bool override_gate) {
+                              std::span<const double> returns, double kappa, std::int64_t seed,
+                              bool override_gate) {
   const curation::GateOverride allow =
       override_gate ? curation::GateOverride::allow_uncertified : curation::GateOverride::none;
   GateResult out;
@@ -64,7 +67,9 @@ inline GateResult reward_gate(Gate gate, const curation::CalibratedSelection& se
                                                         static_cast<std::uint64_t>(seed), allow);
       out.written = out.resample->resampled;
       break;
-    case Gate::none: out.written = selection.selected; break;
+    case Gate::none:
+      out.written = selection.selected;
+      break;
   }
   return out;
 }

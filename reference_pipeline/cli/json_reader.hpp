@@ -44,8 +44,8 @@ struct JsonValue {
   Kind kind = Kind::null;
   bool boolean = false;
   double number = 0.0;
-  std::string text;               // a string's contents (UTF-8), or a number's source text
-  std::vector<JsonValue> items;   // an array's elements
+  std::string text;                 // a string's contents (UTF-8), or a number's source text
+  std::vector<JsonValue> items;     // an array's elements
   std::vector<JsonMember> members;  // an object's members, in file order
 
   // The member named key of an object, or nullptr (also when this is not an object).
@@ -66,12 +66,18 @@ inline const JsonValue* JsonValue::find(std::string_view key) const {
 // "a number", "an object": for messages about a value of the wrong kind.
 inline std::string_view kind_name(JsonValue::Kind kind) {
   switch (kind) {
-    case JsonValue::Kind::null: return "null";
-    case JsonValue::Kind::boolean: return "a boolean";
-    case JsonValue::Kind::number: return "a number";
-    case JsonValue::Kind::string: return "a string";
-    case JsonValue::Kind::array: return "an array";
-    case JsonValue::Kind::object: return "an object";
+    case JsonValue::Kind::null:
+      return "null";
+    case JsonValue::Kind::boolean:
+      return "a boolean";
+    case JsonValue::Kind::number:
+      return "a number";
+    case JsonValue::Kind::string:
+      return "a string";
+    case JsonValue::Kind::array:
+      return "an array";
+    case JsonValue::Kind::object:
+      return "an object";
   }
   return "a value";
 }
@@ -122,8 +128,12 @@ class JsonParser {
   JsonValue value(int depth) {
     JsonValue v;
     switch (peek()) {
-      case '{': object(v, depth + 1); break;
-      case '[': array(v, depth + 1); break;
+      case '{':
+        object(v, depth + 1);
+        break;
+      case '[':
+        array(v, depth + 1);
+        break;
       case '"':
         v.kind = JsonValue::Kind::string;
         v.text = string();
@@ -137,7 +147,9 @@ class JsonParser {
         expect_word("false");
         v.kind = JsonValue::Kind::boolean;
         break;
-      case 'n': expect_word("null"); break;
+      case 'n':
+        expect_word("null");
+        break;
       default:
         if (peek() == '-' || (peek() >= '0' && peek() <= '9')) {
           number(v);
@@ -150,8 +162,8 @@ class JsonParser {
 
   void enter(int depth) const {
     if (depth > limits_.max_depth)
-      fail(i_, "arrays and objects nested more than " + std::to_string(limits_.max_depth) +
-                   " deep");
+      fail(i_,
+           "arrays and objects nested more than " + std::to_string(limits_.max_depth) + " deep");
   }
 
   void object(JsonValue& v, int depth) {
@@ -298,14 +310,14 @@ class JsonParser {
     if (b0 >= 0xC2 && b0 <= 0xDF) return tail(1) ? 2 : 0;
     if (b0 >= 0xE0 && b0 <= 0xEF) {
       const unsigned b1 = at(1);
-      const bool ok1 = b0 == 0xE0 ? (b1 >= 0xA0 && b1 <= 0xBF)
+      const bool ok1 = b0 == 0xE0   ? (b1 >= 0xA0 && b1 <= 0xBF)
                        : b0 == 0xED ? (b1 >= 0x80 && b1 <= 0x9F)
                                     : tail(1);
       return ok1 && tail(2) ? 3 : 0;
     }
     if (b0 >= 0xF0 && b0 <= 0xF4) {
       const unsigned b1 = at(1);
-      const bool ok1 = b0 == 0xF0 ? (b1 >= 0x90 && b1 <= 0xBF)
+      const bool ok1 = b0 == 0xF0   ? (b1 >= 0x90 && b1 <= 0xBF)
                        : b0 == 0xF4 ? (b1 >= 0x80 && b1 <= 0x8F)
                                     : tail(1);
       return ok1 && tail(2) && tail(3) ? 4 : 0;
@@ -340,14 +352,30 @@ class JsonParser {
       const char e = peek();
       ++i_;
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           const std::size_t escape_at = i_ - 2;
           unsigned cp = hex4();
@@ -363,7 +391,8 @@ class JsonParser {
           append_utf8(out, cp);
           break;
         }
-        default: fail(i_ - 2, "an unknown escape in a string");
+        default:
+          fail(i_ - 2, "an unknown escape in a string");
       }
     }
   }

@@ -121,8 +121,7 @@ inline void write_output_directory(const std::filesystem::path& out,
   fs::create_directories(parent, ec);
   if (ec)
     throw BadInput(cat("--out: cannot create ", in_quotes(parent.string()), ": ", ec.message()));
-  std::string pattern =
-      (parent / cat(".", absolute.filename().string(), ".ltt-XXXXXX")).string();
+  std::string pattern = (parent / cat(".", absolute.filename().string(), ".ltt-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr)
     throw BadInput(cat("--out: cannot create a directory next to ", in_quotes(out.string()), ": ",
                        std::strerror(errno)));

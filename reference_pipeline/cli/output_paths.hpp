@@ -73,7 +73,8 @@ inline bool strictly_within(const std::filesystem::path& inner,
 // lies in `a`. The device and inode decide first (a hard link, another mount of the same
 // file), then the resolved paths (a file that does not exist yet).
 inline Overlap overlap(const std::filesystem::path& a, const std::filesystem::path& b) {
-  struct stat x {}, y {};
+  struct stat x {
+  }, y{};
   if (::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev &&
       x.st_ino == y.st_ino)
     return Overlap::same;
@@ -96,13 +97,13 @@ inline void check_distinct(std::string_view flag, const std::filesystem::path& p
   for (const auto& [input_flag, input] : inputs) {
     const Overlap o = overlap(path, input);
     if (o == Overlap::none) continue;
-    throw BadInput(cat("--", flag, ": ", shown,
-                       o == Overlap::same     ? cat(" is the --", input_flag, " input itself")
-                       : o == Overlap::inside ? cat(" is inside the --", input_flag, " input ",
-                                                    in_quotes(input.string()))
-                                              : cat(" holds the --", input_flag, " input ",
-                                                    in_quotes(input.string())),
-                       "; write the output elsewhere"));
+    throw BadInput(
+        cat("--", flag, ": ", shown,
+            o == Overlap::same ? cat(" is the --", input_flag, " input itself")
+            : o == Overlap::inside
+                ? cat(" is inside the --", input_flag, " input ", in_quotes(input.string()))
+                : cat(" holds the --", input_flag, " input ", in_quotes(input.string())),
+            "; write the output elsewhere"));
   }
   for (const auto& [other_flag, other] : outputs) {
     const Overlap o = overlap(path, other);
@@ -131,8 +132,8 @@ inline void check_destination(std::string_view flag, const std::filesystem::path
 // The whole rule for an output a flag names (see the top of this file). `created_first` is a
 // directory the run creates before it writes `path` (the --out DIR of score and curate, already
 // checked to be creatable): a path inside it is accepted while it does not exist yet.
-inline void check_output(std::string_view flag, const std::filesystem::path& path,
-                         Destination kind, const NamedPaths& inputs, const NamedPaths& outputs,
+inline void check_output(std::string_view flag, const std::filesystem::path& path, Destination kind,
+                         const NamedPaths& inputs, const NamedPaths& outputs,
                          const std::filesystem::path& created_first = {}) {
   check_distinct(flag, path, inputs, outputs);
   check_destination(flag, path, kind);

@@ -29,9 +29,9 @@ inline learning::SegmentPairs read_pairs_file(const std::filesystem::path& path,
       const std::string_view name = side == 0 ? "a" : "b";
       const std::int64_t e = integer_field(csv, row, columns[2 * side], cat("episode_", name));
       if (e < 0 || e >= dataset.size())
-        csv.fail(row.line, cat("episode_", name, " ", std::to_string(e), " does not exist: ",
-                               dataset.file, " holds episodes 0 to ",
-                               std::to_string(dataset.size() - 1)));
+        csv.fail(row.line,
+                 cat("episode_", name, " ", std::to_string(e), " does not exist: ", dataset.file,
+                     " holds episodes 0 to ", std::to_string(dataset.size() - 1)));
       const data::Episode& episode = dataset.episodes[static_cast<std::size_t>(e)];
       const std::int64_t start =
           integer_field(csv, row, columns[2 * side + 1], cat("start_", name));

@@ -46,32 +46,76 @@ constexpr Flag pipeline_flags[] = {
      "point-goal, car-run, point-goal-reckless or corridor (required unless --config names it)"},
     {"config", FlagKind::text,
      "a previous report.json: replay the options it records (the flags given here override them)"},
-    {"out", FlagKind::text,
+    {"out",
+     FlagKind::text,
      "output directory (created if missing): report.json, report.md, *.svg, seed-S/ artifacts",
-     {}, true},
-    {"preset", FlagKind::text, "demo (minutes), paper (the paper's hyperparameters) or tiny", "demo"},
-    {"seeds", FlagKind::count, "run seeds 1..S (default: 1 for demo and tiny, 5 for paper)", {},
-     false, 1000, "each seed trains and evaluates every method: minutes per seed"},
-    {"episodes", FlagKind::count, "behavior pool size (corridor: trajectories per horizon)", {},
-     false, 100000, "the pool is held in memory, about 0.1 MB per 200-step episode"},
+     {},
+     true},
+    {"preset", FlagKind::text, "demo (minutes), paper (the paper's hyperparameters) or tiny",
+     "demo"},
+    {"seeds",
+     FlagKind::count,
+     "run seeds 1..S (default: 1 for demo and tiny, 5 for paper)",
+     {},
+     false,
+     1000,
+     "each seed trains and evaluates every method: minutes per seed"},
+    {"episodes",
+     FlagKind::count,
+     "behavior pool size (corridor: trajectories per horizon)",
+     {},
+     false,
+     100000,
+     "the pool is held in memory, about 0.1 MB per 200-step episode"},
     {"pool-seed", FlagKind::count, "seed of the behavior pool, shared by all seeds", "1"},
-    {"dataset", FlagKind::text, "a DSRL file (HDF5 or .npy directory) of the task instead of a generated pool"},
-    {"pairs", FlagKind::count, "preference pairs", {}, false, 1048576,
+    {"dataset", FlagKind::text,
+     "a DSRL file (HDF5 or .npy directory) of the task instead of a generated pool"},
+    {"pairs",
+     FlagKind::count,
+     "preference pairs",
+     {},
+     false,
+     1048576,
      "each pair holds 2H states in memory"},
     {"segment", FlagKind::count, "segment length H (at most the task's horizon)"},
-    {"members", FlagKind::count, "value ensemble size K", {}, false, 64,
+    {"members",
+     FlagKind::count,
+     "value ensemble size K",
+     {},
+     false,
+     64,
      "each member is a network trained on every pair"},
-    {"value-epochs", FlagKind::count, "value training epochs", {}, false, 100000,
+    {"value-epochs",
+     FlagKind::count,
+     "value training epochs",
+     {},
+     false,
+     100000,
      "the time grows linearly with the epochs"},
-    {"policy-epochs", FlagKind::count, "behavior cloning epochs", {}, false, 100000,
+    {"policy-epochs",
+     FlagKind::count,
+     "behavior cloning epochs",
+     {},
+     false,
+     100000,
      "the time grows linearly with the epochs, for every method"},
     {"n", FlagKind::count, "calibration labels"},
     {"alpha", FlagKind::open_unit, "target unsafe fraction of the selection", "0.25"},
     {"delta", FlagKind::open_unit, "risk level of the certificate and the policy bounds", "0.1"},
-    {"eval-episodes", FlagKind::count, "evaluation episodes per policy (corridor: rollouts)", {},
-     false, 100000, "every method's policy runs each episode to the horizon"},
-    {"validation-draws", FlagKind::count, "fresh calibration draws of the guarantee check (default 2000)",
-     {}, false, std::int64_t{1} << 20, "as ltt validate --draws"},
+    {"eval-episodes",
+     FlagKind::count,
+     "evaluation episodes per policy (corridor: rollouts)",
+     {},
+     false,
+     100000,
+     "every method's policy runs each episode to the horizon"},
+    {"validation-draws",
+     FlagKind::count,
+     "fresh calibration draws of the guarantee check (default 2000)",
+     {},
+     false,
+     std::int64_t{1} << 20,
+     "as ltt validate --draws"},
     {"threads", FlagKind::count, "policies trained at once and ensemble members", "2", false, 256,
      "one operating-system thread each"},
     {"backend", FlagKind::text, "eigen, or torch when built with LibTorch", "eigen"},
@@ -172,7 +216,8 @@ int run_corridor(const Invocation& call, const Arguments& args, const std::files
 }
 
 // The command line, with --config's options appended for the flags it does not give.
-Arguments with_config(const Invocation& call, const Arguments& typed, const PipelineConfig& config) {
+Arguments with_config(const Invocation& call, const Arguments& typed,
+                      const PipelineConfig& config) {
   const std::vector<std::string> missing = config.missing_flags(typed);
   std::vector<std::string_view> all(call.args.begin(), call.args.end());
   all.insert(all.end(), missing.begin(), missing.end());
@@ -199,8 +244,7 @@ std::optional<data::DsrlPool> read_dataset(pl::PipelineOptions& o, const Argumen
     throw BadInput(cat("--dataset: ", in_quotes(file), " has observations of ",
                        std::to_string(layout.observation_dim), " and actions of ",
                        std::to_string(layout.action_dim), " dims; task ", task, " needs ",
-                       std::to_string(t.observation_dim), " and ",
-                       std::to_string(t.action_dim)));
+                       std::to_string(t.observation_dim), " and ", std::to_string(t.action_dim)));
   o.dataset = file;
   o.episodes = layout.size();
   return layout;
@@ -251,12 +295,13 @@ pl::PipelineOptions pipeline_options(const Arguments& args, const std::string& t
   if (const auto v = positive("policy-epochs")) o.policy.epochs = *v;
   if (const auto v = positive("n")) o.calibration_size = *v;
   if (const auto v = positive("eval-episodes")) {
-    if (*v < 2) throw BadInput("--eval-episodes: 1 must be at least 2 (the policy bounds need two)");
+    if (*v < 2)
+      throw BadInput("--eval-episodes: 1 must be at least 2 (the policy bounds need two)");
     o.eval_episodes = *v;
   }
   if (o.calibration_size > o.episodes)
-    throw BadInput(cat("--n: ", std::to_string(o.calibration_size),
-                       " must not exceed the pool's ", std::to_string(o.episodes),
+    throw BadInput(cat("--n: ", std::to_string(o.calibration_size), " must not exceed the pool's ",
+                       std::to_string(o.episodes),
                        " episodes (labels are drawn without replacement)"));
   if (const auto v = positive("threads")) o.threads = *v;
   if (const auto v = positive("validation-draws")) o.validation_draws = *v;
@@ -266,8 +311,9 @@ pl::PipelineOptions pipeline_options(const Arguments& args, const std::string& t
   o.backend = &learning::backend_named(args.text("backend"));
   o.keep_pool = args.flag("keep-pool");
   o.normalize_observations = !args.flag("raw-observations");
-  o.scratch = o.keep_pool ? out : std::filesystem::temp_directory_path() /
-                                      cat("ltt-pipeline-", std::to_string(::getpid()));
+  o.scratch = o.keep_pool ? out
+                          : std::filesystem::temp_directory_path() /
+                                cat("ltt-pipeline-", std::to_string(::getpid()));
   return o;
 }
 
@@ -324,11 +370,13 @@ int run_pipeline(const Invocation& call) {
     merged = with_config(call, *typed, *config);
   }
   const Arguments* args = merged ? &*merged : &*typed;
-  if (!args->has("task")) throw BadInput("missing required flag --task (or a --config that names it)");
+  if (!args->has("task"))
+    throw BadInput("missing required flag --task (or a --config that names it)");
   const std::string& task = args->text("task");
   if (config && !config->task.empty() && (config->task == "corridor") != (task == "corridor"))
     throw BadInput(cat("--task: ", task, " cannot replay --config ", typed->text("config"),
-                       ", a report of task ", config->task, " (the corridor study has other options)"));
+                       ", a report of task ", config->task,
+                       " (the corridor study has other options)"));
   if (task == "corridor") return run_corridor(call, *args, out, config);
   (void)pl::task_named(task);  // an unknown name fails here, naming the tasks
   const pl::PipelineOptions o = pipeline_options(*args, task, config, out);

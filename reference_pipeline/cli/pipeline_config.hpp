@@ -59,7 +59,8 @@ struct PipelineConfig {
   std::vector<std::string> missing_flags(const Arguments& typed) const {
     std::vector<std::string> out;
     for (const auto& [name, value] : flags)
-      if (!typed.given(name)) out.push_back(value.empty() ? cat("--", name) : cat("--", name, "=", value));
+      if (!typed.given(name))
+        out.push_back(value.empty() ? cat("--", name) : cat("--", name, "=", value));
     return out;
   }
 };
@@ -79,18 +80,17 @@ struct ConfigFlag {
 
 inline constexpr ConfigFlag report_flags[] = {{"task", "task"}, {"preset", "preset"}};
 inline constexpr ConfigFlag pool_flags[] = {{"pool_seed", "pool-seed"}};
-inline constexpr ConfigFlag settings_flags[] = {
-    {"pairs", "pairs"},
-    {"segment_length", "segment"},
-    {"members", "members"},
-    {"value_epochs", "value-epochs"},
-    {"policy_epochs", "policy-epochs"},
-    {"calibration_size", "n"},
-    {"alpha", "alpha"},
-    {"delta", "delta"},
-    {"eval_episodes", "eval-episodes"},
-    {"validation_draws", "validation-draws"},
-    {"backend", "backend"}};
+inline constexpr ConfigFlag settings_flags[] = {{"pairs", "pairs"},
+                                                {"segment_length", "segment"},
+                                                {"members", "members"},
+                                                {"value_epochs", "value-epochs"},
+                                                {"policy_epochs", "policy-epochs"},
+                                                {"calibration_size", "n"},
+                                                {"alpha", "alpha"},
+                                                {"delta", "delta"},
+                                                {"eval_episodes", "eval-episodes"},
+                                                {"validation_draws", "validation-draws"},
+                                                {"backend", "backend"}};
 inline constexpr ConfigFlag corridor_flags[] = {{"task", "task"},
                                                 {"trajectories", "episodes"},
                                                 {"episodes", "eval-episodes"},
@@ -140,8 +140,12 @@ class ConfigReader {
     switch (flag_named(flag).kind) {
       case FlagKind::count:
       case FlagKind::open_unit:
-      case FlagKind::unit: need(key, v, JsonValue::Kind::number); break;
-      case FlagKind::text: need(key, v, JsonValue::Kind::string); break;
+      case FlagKind::unit:
+        need(key, v, JsonValue::Kind::number);
+        break;
+      case FlagKind::text:
+        need(key, v, JsonValue::Kind::string);
+        break;
       case FlagKind::boolean:
         need(key, v, JsonValue::Kind::boolean);
         if (v.boolean) add_flag(key, flag, "");
@@ -170,7 +174,8 @@ class ConfigReader {
   std::vector<std::int64_t> widths(std::string_view key, const JsonValue& v) const {
     need(key, v, JsonValue::Kind::array);
     if (v.items.empty() || v.items.size() > max_config_layers)
-      refuse(key, cat("a network needs 1 to ", std::to_string(max_config_layers), " hidden layers"));
+      refuse(key,
+             cat("a network needs 1 to ", std::to_string(max_config_layers), " hidden layers"));
     std::vector<std::int64_t> out;
     for (const JsonValue& w : v.items) {
       need(key, w, JsonValue::Kind::number);
@@ -204,12 +209,17 @@ class ConfigReader {
   }
 
   void pipeline(const JsonValue& report) {
-    members(report, "", report_flags, {"budget", "seconds", "certified_seeds", "methods", "certificate"},
+    members(report, "", report_flags,
+            {"budget", "seconds", "certified_seeds", "methods", "certificate"},
             [&](const std::string& key, std::string_view name, const JsonValue& v) {
-              if (name == "pool") pool(key, v);
-              else if (name == "settings") settings(key, v);
-              else if (name == "seeds") seeds(key, v);
-              else return false;
+              if (name == "pool")
+                pool(key, v);
+              else if (name == "settings")
+                settings(key, v);
+              else if (name == "seeds")
+                seeds(key, v);
+              else
+                return false;
               return true;
             });
   }
@@ -263,8 +273,8 @@ class ConfigReader {
             });
     if (normalized && z_scored && *normalized != *z_scored)
       refuse(cat(where, ".observations"),
-             cat(*z_scored ? "'z-scored'" : "'raw'", " contradicts normalize_observations = ",
-                 *normalized ? "true" : "false"));
+             cat(*z_scored ? "'z-scored'" : "'raw'",
+                 " contradicts normalize_observations = ", *normalized ? "true" : "false"));
     if (!normalized.value_or(z_scored.value_or(true)))
       add_flag(cat(where, ".normalize_observations"), "raw-observations", "");
   }
@@ -291,9 +301,12 @@ class ConfigReader {
             {"budget", "seconds", "methods_horizon", "methods", "certificate", "certificate_note",
              "pool_unsafe_fraction", "rows"},
             [&](const std::string& key, std::string_view name, const JsonValue& v) {
-              if (name == "expert_mass") config_.expert_mass = real(key, v);
-              else if (name == "safe_probability") config_.safe_probability = real(key, v);
-              else return false;
+              if (name == "expert_mass")
+                config_.expert_mass = real(key, v);
+              else if (name == "safe_probability")
+                config_.safe_probability = real(key, v);
+              else
+                return false;
               return true;
             });
   }

@@ -8,9 +8,10 @@
 //             numbers) and length (an integer >= 0); any order, other columns ignored. An id
 //             is any non-empty text ("traj01391", "ep-0007", "17"), unique in the pool, and
 //             is written back exactly as read; ids that read as integers are compared as
-//             integers ("007" and "7" are one id), others byte for byte. Or a .npy file holding a one-dimensional float64 (or float32) array of
-//             scores, the trajectory at row i having id i. A DSRL dataset is a pool too
-//             (dataset_file.hpp): one trajectory per episode, id = episode index.
+//             integers ("007" and "7" are one id), others byte for byte. Or a .npy file holding a
+//             one-dimensional float64 (or float32) array of scores, the trajectory at row i having
+//             id i. A DSRL dataset is a pool too (dataset_file.hpp): one trajectory per episode, id
+//             = episode index.
 //   labels    CSV id,unsafe (unsafe 0 or 1), other columns ignored; every id in the pool, none
 //             twice, no more labels than trajectories.
 //   states    CSV id,value: one row per state, rows of a trajectory in any order and
@@ -45,13 +46,13 @@ namespace ltt::cli {
 enum class PoolSource { csv, npy, dataset };
 
 struct PoolFile {
-  std::string name;                 // the file as the user typed it
+  std::string name;  // the file as the user typed it
   PoolSource source = PoolSource::csv;
   // Score is empty until the scores are read. The library's ids are the CSV rows' positions
   // (a CSV's ids are text) or the .npy rows' and episodes' indices.
   curation::TrajectoryPool pool;
-  std::vector<std::int64_t> line;   // CSV line of each trajectory (empty otherwise)
-  std::vector<std::string> id_text; // CSV: each trajectory's id as written (empty otherwise)
+  std::vector<std::int64_t> line;    // CSV line of each trajectory (empty otherwise)
+  std::vector<std::string> id_text;  // CSV: each trajectory's id as written (empty otherwise)
   std::unordered_map<std::string, std::int64_t> position_by_key;  // CSV: id_key -> position
 
   std::int64_t size() const { return static_cast<std::int64_t>(pool.id.size()); }
@@ -61,9 +62,12 @@ struct PoolFile {
   // one trajectory.
   std::string where(std::int64_t position) const {
     switch (source) {
-      case PoolSource::npy: return cat(name, ", row ", std::to_string(position));
-      case PoolSource::dataset: return cat(name, ", episode ", std::to_string(position));
-      case PoolSource::csv: break;
+      case PoolSource::npy:
+        return cat(name, ", row ", std::to_string(position));
+      case PoolSource::dataset:
+        return cat(name, ", episode ", std::to_string(position));
+      case PoolSource::csv:
+        break;
     }
     return cat(name, ":", std::to_string(line[static_cast<std::size_t>(position)]));
   }
@@ -116,7 +120,6 @@ struct PoolFile {
     return x ? std::to_string(*x) : std::string(id);
   }
 };
-
 
 // A pool from a CSV file already in memory (read_pool reads the file). With need_score false
 // (scores come from state values) a score column is not read, even if present.
@@ -203,12 +206,11 @@ inline curation::Calibration read_labels(CsvFile csv, const PoolFile& pool) {
                              " trajectories of the pool ", pool.name,
                              ": the calibration set is drawn from the pool"));
     const std::optional<std::int64_t> position = pool.position_of(id);
-    if (!position)
-      csv.fail(row.line, pool.not_in(id));
+    if (!position) csv.fail(row.line, pool.not_in(id));
     const auto [it, fresh] = line_of_position.emplace(*position, row.line);
     if (!fresh)
-      csv.fail(row.line, cat("id ", id, " is labeled twice (also on line ",
-                             std::to_string(it->second), ")"));
+      csv.fail(row.line,
+               cat("id ", id, " is labeled twice (also on line ", std::to_string(it->second), ")"));
     ids.push_back(pool.pool.id[static_cast<std::size_t>(*position)]);
     bits.push_back(bit == "1" ? 1 : 0);
   }
@@ -234,8 +236,7 @@ inline std::vector<double> read_state_scores(CsvFile csv, const PoolFile& pool,
     const std::string_view id = row.fields[id_column];
     if (id.empty()) csv.fail(row.line, "id is missing");
     const std::optional<std::int64_t> position = pool.position_of(id);
-    if (!position)
-      csv.fail(row.line, pool.not_in(id));
+    if (!position) csv.fail(row.line, pool.not_in(id));
     owner.push_back(*position);
     value.push_back(finite_field(csv, row, value_column, "value"));
   }

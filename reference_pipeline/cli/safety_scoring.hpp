@@ -55,13 +55,13 @@ namespace ltt::cli {
 struct PairSource {
   learning::SegmentPairs pairs;
   std::optional<curation::PreferencePairs> drawn;  // synthesized: the sampler's account
-  std::int64_t eligible = 0;                        // episodes of at least H rows
+  std::int64_t eligible = 0;                       // episodes of at least H rows
 };
 
 struct ScoringInputs {
   data::DsrlPool dataset;
-  std::vector<std::int64_t> offsets;        // episode i owns rows [offsets[i], offsets[i + 1])
-  std::optional<PairSource> pairs;          // absent when a model is reused
+  std::vector<std::int64_t> offsets;             // episode i owns rows [offsets[i], offsets[i + 1])
+  std::optional<PairSource> pairs;               // absent when a model is reused
   std::optional<learning::ValueEnsemble> model;  // the reused model
 };
 
@@ -296,8 +296,8 @@ inline std::string scoring_json_text(const ScoreSettings& s, const ScoringInputs
 inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
                                   const ScoringInputs& in, const ScoringResult& r) {
   const data::DsrlPool& ds = in.dataset;
-  out << "dataset " << s.dataset.string() << ": " << ds.size() << " episodes in "
-      << ds.transitions << " rows, observations of " << ds.observation_dim << " values";
+  out << "dataset " << s.dataset.string() << ": " << ds.size() << " episodes in " << ds.transitions
+      << " rows, observations of " << ds.observation_dim << " values";
   if (ds.dropped_tail > 0)
     out << " (the last " << ds.dropped_tail << " rows, a truncated episode, are in none)";
   out << "\n";
@@ -326,8 +326,8 @@ inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
 inline std::vector<OutputFile> scoring_files(const ScoringResult& r, std::string json_text) {
   std::vector<OutputFile> files;
   files.push_back({"state_values.npy", [&r](const std::filesystem::path& p) {
-                     data::write_npy(p, data::make_array(std::vector<float>(
-                                            r.state_values.begin(), r.state_values.end())));
+                     data::write_npy(p, data::make_array(std::vector<float>(r.state_values.begin(),
+                                                                            r.state_values.end())));
                    }});
   files.push_back({"scores.npy", [&r](const std::filesystem::path& p) {
                      data::write_npy(p, data::make_array(r.scores));

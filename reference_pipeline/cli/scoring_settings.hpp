@@ -62,7 +62,10 @@ inline const std::vector<Flag>& scoring_flags() {
                            threads = std::to_string(v.value.threads);
   static const std::vector<Flag> flags = {
       {"dataset", FlagKind::text, "the DSRL dataset (.hdf5/.h5, or a directory of .npy)", {}, true},
-      {"out", FlagKind::text, "directory for the outputs, written only after all compute", {},
+      {"out",
+       FlagKind::text,
+       "directory for the outputs, written only after all compute",
+       {},
        true},
       {"pairs", FlagKind::count, "preference pairs the sampler draws from the file's costs", pairs,
        false, std::int64_t{1} << 20, "each pair holds 2H states in memory"},
@@ -76,7 +79,8 @@ inline const std::vector<Flag>& scoring_flags() {
        "each member is a network trained on every pair"},
       {"epochs", FlagKind::count, "training epochs", epochs, false, 100000,
        "the time grows linearly with the epochs"},
-      {"hidden", FlagKind::text, "hidden widths, comma-separated (at most 16 layers of 8192)", hidden},
+      {"hidden", FlagKind::text, "hidden widths, comma-separated (at most 16 layers of 8192)",
+       hidden},
       {"batch", FlagKind::count, "pairs per minibatch", batch, false, std::int64_t{1} << 20,
        "as many as --pairs can hold"},
       {"lr", FlagKind::text, "Adam learning rate", lr},
@@ -113,8 +117,8 @@ inline std::vector<std::int64_t> hidden_widths(std::string_view text) {
       throw BadInput(cat("--hidden: ", std::to_string(w), " exceeds the maximum width ",
                          std::to_string(max_hidden_width), " (a layer holds width^2 weights)"));
     if (widths.size() == max_hidden_layers)
-      throw BadInput(cat("--hidden: more than ", std::to_string(max_hidden_layers),
-                         " hidden layers"));
+      throw BadInput(
+          cat("--hidden: more than ", std::to_string(max_hidden_layers), " hidden layers"));
     widths.push_back(w);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

@@ -24,10 +24,14 @@ enum class SelectionFormat {
 
 inline std::string_view format_name(SelectionFormat f, data::DsrlStore store) {
   switch (f) {
-    case SelectionFormat::ids: return "ids";
-    case SelectionFormat::npy_mask: return "npy-mask-uint8";
-    case SelectionFormat::npy_counts: return "npy-counts-int64";
-    case SelectionFormat::npy_indices: return "npy-episode-indices-int64";
+    case SelectionFormat::ids:
+      return "ids";
+    case SelectionFormat::npy_mask:
+      return "npy-mask-uint8";
+    case SelectionFormat::npy_counts:
+      return "npy-counts-int64";
+    case SelectionFormat::npy_indices:
+      return "npy-episode-indices-int64";
     case SelectionFormat::dsrl_dataset:
       return store == data::DsrlStore::hdf5 ? "dsrl-hdf5" : "dsrl-npy-directory";
   }
@@ -44,7 +48,7 @@ inline SelectionFormat selection_format(const std::string& file,
                                         const std::optional<std::string>& dataset_file,
                                         data::DsrlStore store, Gate gate) {
   if (!dataset_file) {
-    return !file.ends_with(".npy")   ? SelectionFormat::ids
+    return !file.ends_with(".npy")  ? SelectionFormat::ids
            : gate == Gate::resample ? SelectionFormat::npy_counts
                                     : SelectionFormat::npy_mask;
   }

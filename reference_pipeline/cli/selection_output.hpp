@@ -35,7 +35,7 @@ inline std::int64_t written_rows(const data::DsrlPool& dataset,
 
 // Rows in the selected episodes, each counted once: the true entries of the transition mask.
 inline std::int64_t written_rows_distinct(const data::DsrlPool& dataset,
-                                   const std::vector<std::int64_t>& written) {
+                                          const std::vector<std::int64_t>& written) {
   std::vector<std::uint8_t> seen(dataset.episodes.size(), 0);
   std::int64_t rows = 0;
   for (const std::int64_t e : written)

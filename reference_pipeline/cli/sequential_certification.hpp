@@ -245,8 +245,8 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
     out << "stopped by " << cur::stopping_reason_name(*reason) << " after " << c.labels_used
         << " labels\n";
   else
-    out << "not stopped: label " << pool.id_of(*run.next()) << " next (label "
-        << c.labels_used + 1 << " of at most " << c.label_cap
+    out << "not stopped: label " << pool.id_of(*run.next()) << " next (label " << c.labels_used + 1
+        << " of at most " << c.label_cap
         << "); what is certified below stays valid if the labeling stops here\n";
   if (c.certified)
     out << "certified: threshold lambda = " << brief(c.threshold) << " at quantile "
@@ -258,7 +258,8 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
   else
     out << "nothing certified (a sequential refusal has no uncertified fallback)\n";
   if (in.selection_file) out << "wrote " << written << " ids to " << *in.selection_file << "\n";
-  if (in.transition_mask_file) out << "wrote the transition mask to " << *in.transition_mask_file << "\n";
+  if (in.transition_mask_file)
+    out << "wrote the transition mask to " << *in.transition_mask_file << "\n";
   if (in.certificate_file) out << "wrote the certificate to " << *in.certificate_file << "\n";
 }
 

@@ -35,13 +35,14 @@ struct Invocation {
 };
 
 // The table: X(name, summary), one line per subcommand, in the order `ltt --help` lists them.
-#define LTT_CLI_SUBCOMMANDS(X)                                       \
-  X(rate, "certification rate of the first selection (closed form)") \
-  X(certify, "calibrated selection from a pool and labels: certificate or refusal") \
-  X(validate, "resample calibration draws on a labeled pool: false certification, rate, triple") \
-  X(budget, "label budget for a target certification rate; --curve prints rate(n)") \
-  X(pipeline, "the reference pipeline end to end on a built-in task, with its report") \
-  X(score, "learn the safety value on a DSRL dataset; write per-row values, episode scores, model") \
+#define LTT_CLI_SUBCOMMANDS(X)                                                                     \
+  X(rate, "certification rate of the first selection (closed form)")                               \
+  X(certify, "calibrated selection from a pool and labels: certificate or refusal")                \
+  X(validate, "resample calibration draws on a labeled pool: false certification, rate, triple")   \
+  X(budget, "label budget for a target certification rate; --curve prints rate(n)")                \
+  X(pipeline, "the reference pipeline end to end on a built-in task, with its report")             \
+  X(score,                                                                                         \
+    "learn the safety value on a DSRL dataset; write per-row values, episode scores, model")       \
   X(curate, "score a DSRL dataset, certify a threshold, write the selected episodes: one command") \
   X(draw, "the episode ids to label: the uniform draw of --draw N --seed S")
 

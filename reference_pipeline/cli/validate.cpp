@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include <curation/trajectory_pool.hpp>
 #include <curation/sequential_validation.hpp>
+#include <curation/trajectory_pool.hpp>
 #include <curation/validation.hpp>
 #include <ltt/fixed_sequence.hpp>
 
@@ -37,7 +37,11 @@ namespace ltt::cli {
 namespace {
 
 constexpr Flag validate_flags[] = {
-    {"pool", FlagKind::text, "pool CSV: id,score,unsafe (or id,score,cost with --budget)", {}, true},
+    {"pool",
+     FlagKind::text,
+     "pool CSV: id,score,unsafe (or id,score,cost with --budget)",
+     {},
+     true},
     {"budget", FlagKind::text, "cost budget: unsafe = cost > budget, from the cost column"},
     {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
     {"delta", FlagKind::open_unit, "risk level", "0.1"},
@@ -53,8 +57,13 @@ constexpr Flag validate_flags[] = {
     {"stop", FlagKind::text,
      "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal or auto",
      "auto"},
-    {"threads", FlagKind::count, "worker threads (default: one per hardware thread)", {}, false,
-     256, "one operating-system thread each"},
+    {"threads",
+     FlagKind::count,
+     "worker threads (default: one per hardware thread)",
+     {},
+     false,
+     256,
+     "one operating-system thread each"},
     {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
 };
 
@@ -72,8 +81,8 @@ constexpr Command validate_command{
     validate_flags};
 
 constexpr std::string_view procedure_flags[] = {"fixed-sequence", "bonferroni", "holm"};
-constexpr ltt::Procedure procedures[] = {ltt::Procedure::fixed_sequence,
-                                         ltt::Procedure::bonferroni, ltt::Procedure::holm};
+constexpr ltt::Procedure procedures[] = {ltt::Procedure::fixed_sequence, ltt::Procedure::bonferroni,
+                                         ltt::Procedure::holm};
 
 std::string_view flag_name(ltt::Procedure p) {
   for (std::size_t i = 0; i < std::size(procedures); ++i)
@@ -99,13 +108,15 @@ struct LabeledPool {
 // which GCC 12 -O3 reports as maybe-uninitialized once inlined).
 LabeledPool read_labeled_pool(const std::string& path, bool by_cost, double budget) {
   if (path.ends_with(".npy"))
-    throw BadInput(cat(in_quotes(path), ": a .npy pool holds scores only; ltt validate needs "
-                                        "a CSV pool with an unsafe or a cost column"));
+    throw BadInput(cat(in_quotes(path),
+                       ": a .npy pool holds scores only; ltt validate needs "
+                       "a CSV pool with an unsafe or a cost column"));
   PoolFile file = read_pool(path);
   LabeledPool labeled;
   if (by_cost) {
     if (file.pool.episodic_cost.empty())
-      (void)CsvFile::read(path).column("cost", " (--budget derives unsafe = cost > budget from it)");
+      (void)CsvFile::read(path).column("cost",
+                                       " (--budget derives unsafe = cost > budget from it)");
     labeled.unsafe = curation::unsafe_bits(file.pool.episodic_cost, budget);
   } else {
     CsvFile csv = CsvFile::read(path);
@@ -187,8 +198,8 @@ template <class Validation>
 void write_first_selection(std::ostream& out, const Validation& v) {
   const auto& s1 = v.steps.front();
   out << "  first selection N1 = " << s1.N << " with U1 = " << s1.U
-      << " unsafe (U* = " << s1.null_boundary << "); purity margin alpha - min_j u_j = "
-      << brief(v.purity_margin) << "\n\n";
+      << " unsafe (U* = " << s1.null_boundary
+      << "); purity margin alpha - min_j u_j = " << brief(v.purity_margin) << "\n\n";
 }
 
 // The grid with the pool's true composition and the returned-step histogram.
@@ -260,8 +271,8 @@ void write_validation_text(std::ostream& out, const ltt::curation::GuaranteeVali
       << "| conditional violation Pr[violated \\| certified] | "
       << show_row(v.conditional_violation) << " |\n\n";
   if (above_delta)
-    out << "guarantee: the interval on false certification lies above delta = "
-        << shortest(v.delta) << ": Pr[certified and violated] <= delta looks broken\n\n";
+    out << "guarantee: the interval on false certification lies above delta = " << shortest(v.delta)
+        << ": Pr[certified and violated] <= delta looks broken\n\n";
   else
     out << "guarantee: false certification " << show_rate(v.false_certification.rate)
         << " is consistent with Pr[certified and violated] <= delta = " << shortest(v.delta)
@@ -327,8 +338,8 @@ void write_sequential_text(std::ostream& out, const ltt::curation::SequentialVal
                            const std::string& path, std::optional<double> budget,
                            std::string_view stop) {
   out << "guarantee validation of the sequential walk: " << v.draws
-      << " random label orders, cap n = " << v.label_cap << ", --stop " << stop << ", from "
-      << path << "\n"
+      << " random label orders, cap n = " << v.label_cap << ", --stop " << stop << ", from " << path
+      << "\n"
       << "  pool N = " << v.pool_size << " (" << v.pool_unsafe << " unsafe";
   if (budget) out << ": cost > " << shortest(*budget);
   out << "), alpha = " << shortest(v.alpha) << ", delta = " << shortest(v.delta) << ", seed "
@@ -349,8 +360,8 @@ void write_sequential_text(std::ostream& out, const ltt::curation::SequentialVal
         << v.stopped_by[static_cast<std::size_t>(reason)];
   out << "\n\n";
   if (v.false_certification.lower > v.delta)
-    out << "guarantee: the interval on false certification lies above delta = "
-        << shortest(v.delta) << ": Pr[certified and violated] <= delta looks broken\n\n";
+    out << "guarantee: the interval on false certification lies above delta = " << shortest(v.delta)
+        << ": Pr[certified and violated] <= delta looks broken\n\n";
   write_steps_text(out, v.steps, v.returned_none, v.merged_quantiles);
 }
 

@@ -31,11 +31,16 @@ enum class DType { float32, float64, int64, uint8, boolean };
 
 inline std::size_t item_size(DType t) {
   switch (t) {
-    case DType::float32: return 4;
-    case DType::float64: return 8;
-    case DType::int64: return 8;
-    case DType::uint8: return 1;
-    case DType::boolean: return 1;
+    case DType::float32:
+      return 4;
+    case DType::float64:
+      return 8;
+    case DType::int64:
+      return 8;
+    case DType::uint8:
+      return 1;
+    case DType::boolean:
+      return 1;
   }
   return 0;
 }
@@ -43,11 +48,16 @@ inline std::size_t item_size(DType t) {
 // numpy's names: float32, float64, int64, uint8, bool.
 inline std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::float32: return "float32";
-    case DType::float64: return "float64";
-    case DType::int64: return "int64";
-    case DType::uint8: return "uint8";
-    case DType::boolean: return "bool";
+    case DType::float32:
+      return "float32";
+    case DType::float64:
+      return "float64";
+    case DType::int64:
+      return "int64";
+    case DType::uint8:
+      return "uint8";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
@@ -134,11 +144,19 @@ struct Array {
       }
     };
     switch (dtype) {
-      case DType::float32: convert(float{}); break;
-      case DType::float64: convert(double{}); break;
-      case DType::int64: convert(std::int64_t{}); break;
+      case DType::float32:
+        convert(float{});
+        break;
+      case DType::float64:
+        convert(double{});
+        break;
+      case DType::int64:
+        convert(std::int64_t{});
+        break;
       case DType::uint8:
-      case DType::boolean: convert(std::uint8_t{}); break;
+      case DType::boolean:
+        convert(std::uint8_t{});
+        break;
     }
     return x;
   }

@@ -76,8 +76,7 @@ struct Child {
   pid_t pid = -1;
   int status = 0;
   void wait() {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     pid = -1;
   }
   ~Child() {
@@ -195,10 +194,14 @@ void run_in_child(std::string_view file, std::string_view worker, const ChildWor
     case 'o':
       if (WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0) return;
       break;
-    case 'd': throw DataError(report.message);
-    case 'm': throw std::bad_alloc();
-    case 'x': throw std::runtime_error(report.message);
-    default: break;
+    case 'd':
+      throw DataError(report.message);
+    case 'm':
+      throw std::bad_alloc();
+    case 'x':
+      throw std::runtime_error(report.message);
+    default:
+      break;
   }
   const std::string how = WIFSIGNALED(child.status)
                               ? std::string(::strsignal(WTERMSIG(child.status)))

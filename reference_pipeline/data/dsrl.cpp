@@ -17,8 +17,8 @@ namespace ltt::data {
 
 namespace fs = std::filesystem;
 using detail::cat;
-using detail::ColumnInfo;
 using detail::column_info;
+using detail::ColumnInfo;
 using detail::DsrlSource;
 using detail::ElementKind;
 using detail::in_quotes;

@@ -99,10 +99,14 @@ double integer_at(const unsigned char* p, std::size_t size, bool is_signed) {
     return static_cast<double>(v);
   };
   switch (size) {
-    case 1: return load(std::int8_t{}, std::uint8_t{});
-    case 2: return load(std::int16_t{}, std::uint16_t{});
-    case 4: return load(std::int32_t{}, std::uint32_t{});
-    default: return load(std::int64_t{}, std::uint64_t{});
+    case 1:
+      return load(std::int8_t{}, std::uint8_t{});
+    case 2:
+      return load(std::int16_t{}, std::uint16_t{});
+    case 4:
+      return load(std::int32_t{}, std::uint32_t{});
+    default:
+      return load(std::int64_t{}, std::uint64_t{});
   }
 }
 

@@ -41,11 +41,16 @@ std::pair<Handle, Handle> types_for(DType dtype, std::string_view file) {
     return check(H5Tcopy(t), H5Tclose, file, "cannot copy a type");
   };
   switch (dtype) {
-    case DType::float32: return {copy(H5T_IEEE_F32LE), copy(H5T_NATIVE_FLOAT)};
-    case DType::float64: return {copy(H5T_IEEE_F64LE), copy(H5T_NATIVE_DOUBLE)};
-    case DType::int64: return {copy(H5T_STD_I64LE), copy(H5T_NATIVE_INT64)};
-    case DType::uint8: return {copy(H5T_STD_U8LE), copy(H5T_NATIVE_UINT8)};
-    case DType::boolean: return {h5py_bool_type(file), h5py_bool_type(file)};
+    case DType::float32:
+      return {copy(H5T_IEEE_F32LE), copy(H5T_NATIVE_FLOAT)};
+    case DType::float64:
+      return {copy(H5T_IEEE_F64LE), copy(H5T_NATIVE_DOUBLE)};
+    case DType::int64:
+      return {copy(H5T_STD_I64LE), copy(H5T_NATIVE_INT64)};
+    case DType::uint8:
+      return {copy(H5T_STD_U8LE), copy(H5T_NATIVE_UINT8)};
+    case DType::boolean:
+      return {h5py_bool_type(file), h5py_bool_type(file)};
   }
   fail(file, "unknown element type");
 }

@@ -74,8 +74,7 @@ void check(herr_t status, std::string_view file, std::string_view what) {
 }
 
 Handle chunk_cache_access(std::string_view file) {
-  Handle list =
-      check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, file, "cannot create a property list");
+  Handle list = check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, file, "cannot create a property list");
   check(H5Pset_cache(list.get(), 0, chunk_cache_slots, chunk_cache_bytes, 1.0), file,
         "cannot set the chunk cache");
   return list;
@@ -124,10 +123,17 @@ ColumnInfo column_info(const Dataset& d) {
   for (const hsize_t n : d.dims) info.shape.push_back(static_cast<std::int64_t>(n));
   info.type_text = type_text(d.type.get());
   switch (H5Tget_class(d.type.get())) {
-    case H5T_FLOAT: info.kind = ElementKind::floating; break;
-    case H5T_INTEGER: info.kind = ElementKind::integer; break;
-    case H5T_ENUM: info.kind = ElementKind::enumeration; break;  // over an integer: type_problem
-    default: info.kind = ElementKind::other;
+    case H5T_FLOAT:
+      info.kind = ElementKind::floating;
+      break;
+    case H5T_INTEGER:
+      info.kind = ElementKind::integer;
+      break;
+    case H5T_ENUM:
+      info.kind = ElementKind::enumeration;
+      break;  // over an integer: type_problem
+    default:
+      info.kind = ElementKind::other;
   }
   return info;
 }

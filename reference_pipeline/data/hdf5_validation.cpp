@@ -45,21 +45,30 @@ bool fixed_size(hid_t type) {
 std::string type_text(hid_t type) {
   const std::size_t bits = H5Tget_size(type) * 8;
   switch (H5Tget_class(type)) {
-    case H5T_FLOAT: return cat("float", std::to_string(bits));
+    case H5T_FLOAT:
+      return cat("float", std::to_string(bits));
     case H5T_INTEGER:
       return cat(H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int", std::to_string(bits));
     case H5T_ENUM: {
       Handle base(H5Tget_super(type), H5Tclose);
       return cat("enum of ", base.valid() ? type_text(base.get()) : "?");
     }
-    case H5T_STRING: return "string";
-    case H5T_COMPOUND: return "a compound type";
-    case H5T_BITFIELD: return "a bitfield";
-    case H5T_OPAQUE: return "an opaque type";
-    case H5T_REFERENCE: return "references";
-    case H5T_VLEN: return "variable-length sequences";
-    case H5T_ARRAY: return "an array type";
-    default: return "an unknown type";
+    case H5T_STRING:
+      return "string";
+    case H5T_COMPOUND:
+      return "a compound type";
+    case H5T_BITFIELD:
+      return "a bitfield";
+    case H5T_OPAQUE:
+      return "an opaque type";
+    case H5T_REFERENCE:
+      return "references";
+    case H5T_VLEN:
+      return "variable-length sequences";
+    case H5T_ARRAY:
+      return "an array type";
+    default:
+      return "an unknown type";
   }
 }
 
@@ -142,8 +151,10 @@ std::string type_problem(hid_t type, int depth) {
     case H5T_STRING:
     case H5T_OPAQUE:
     case H5T_REFERENCE:
-    case H5T_TIME: return {};
-    default: return "an unknown type class";
+    case H5T_TIME:
+      return {};
+    default:
+      return "an unknown type class";
   }
 }
 
@@ -170,7 +181,9 @@ void check_storage(hid_t d, hid_t type, const std::vector<hsize_t>& dims, hsize_
                  " bytes of it; the file is corrupted or truncated"));
   };
   switch (H5Pget_layout(creation.get())) {
-    case H5D_COMPACT: stored_whole(); return;
+    case H5D_COMPACT:
+      stored_whole();
+      return;
     case H5D_CONTIGUOUS: {
       const int external = H5Pget_external_count(creation.get());
       if (external < 0)
@@ -224,7 +237,8 @@ void check_storage(hid_t d, hid_t type, const std::vector<hsize_t>& dims, hsize_
     case H5D_VIRTUAL:
       refuse("is a virtual dataset; ltt reads only data stored in the file itself");
       return;
-    default: refuse("has a storage layout this libhdf5 does not know; the file is corrupted");
+    default:
+      refuse("has a storage layout this libhdf5 does not know; the file is corrupted");
   }
 }
 

@@ -140,13 +140,27 @@ class JsonWriter {
     for (const char c : s) {
       const auto u = static_cast<unsigned char>(c);
       switch (c) {
-        case '"': out_ << "\\\""; break;
-        case '\\': out_ << "\\\\"; break;
-        case '\b': out_ << "\\b"; break;
-        case '\f': out_ << "\\f"; break;
-        case '\n': out_ << "\\n"; break;
-        case '\r': out_ << "\\r"; break;
-        case '\t': out_ << "\\t"; break;
+        case '"':
+          out_ << "\\\"";
+          break;
+        case '\\':
+          out_ << "\\\\";
+          break;
+        case '\b':
+          out_ << "\\b";
+          break;
+        case '\f':
+          out_ << "\\f";
+          break;
+        case '\n':
+          out_ << "\\n";
+          break;
+        case '\r':
+          out_ << "\\r";
+          break;
+        case '\t':
+          out_ << "\\t";
+          break;
         default:
           if (u < 0x20)
             out_ << "\\u00" << hex[u >> 4] << hex[u & 0xf];

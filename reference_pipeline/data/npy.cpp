@@ -167,11 +167,16 @@ DType dtype_from_descr(std::string_view descr, std::string_view file) {
 
 std::string_view descr_of(DType t) {
   switch (t) {
-    case DType::float32: return "<f4";
-    case DType::float64: return "<f8";
-    case DType::int64: return "<i8";
-    case DType::uint8: return "|u1";
-    case DType::boolean: return "|b1";
+    case DType::float32:
+      return "<f4";
+    case DType::float64:
+      return "<f8";
+    case DType::int64:
+      return "<i8";
+    case DType::uint8:
+      return "|u1";
+    case DType::boolean:
+      return "|b1";
   }
   return "?";
 }

@@ -56,9 +56,9 @@ inline std::string number(double x, std::chars_format format, int precision) {
 inline std::string shortest(double x) {
   if (std::isnan(x)) return "nan";
   char buffer[64];
-  const auto r = std::fabs(x) >= 1e16
-                     ? std::to_chars(buffer, buffer + sizeof buffer, x, std::chars_format::scientific)
-                     : std::to_chars(buffer, buffer + sizeof buffer, x);
+  const auto r = std::fabs(x) >= 1e16 ? std::to_chars(buffer, buffer + sizeof buffer, x,
+                                                      std::chars_format::scientific)
+                                      : std::to_chars(buffer, buffer + sizeof buffer, x);
   return std::string(buffer, r.ptr);
 }
 

@@ -22,7 +22,8 @@ class EigenNetwork final : public Network {
 
   const MlpShape& shape() const override { return mlp_.shape(); }
 
-  double bradley_terry_step(std::span<const float> batch, std::int64_t pairs, std::int64_t H) override {
+  double bradley_terry_step(std::span<const float> batch, std::int64_t pairs,
+                            std::int64_t H) override {
     const double loss = mlp_.bradley_terry_gradient(batch, pairs, H);
     mlp_.adam_step();
     return loss;
@@ -35,7 +36,8 @@ class EigenNetwork final : public Network {
     return loss;
   }
 
-  void predict(std::span<const float> inputs, std::int64_t rows, std::span<float> outputs) override {
+  void predict(std::span<const float> inputs, std::int64_t rows,
+               std::span<float> outputs) override {
     mlp_.predict(inputs, rows, outputs);
   }
 
@@ -51,7 +53,8 @@ class EigenNetwork final : public Network {
 class EigenBackend final : public Backend {
  public:
   std::string name() const override { return "eigen"; }
-  std::unique_ptr<Network> network(const MlpWeights& start, const AdamOptions& adam) const override {
+  std::unique_ptr<Network> network(const MlpWeights& start,
+                                   const AdamOptions& adam) const override {
     return std::make_unique<EigenNetwork>(start, adam);
   }
 };

@@ -35,7 +35,8 @@ class Network {
   // segments of H states; batch holds pair after pair the H states of the preferred segment then
   // the H states of the other, each shape().input() floats. Needs output width 1. Returns the
   // loss at the parameters before the step.
-  virtual double bradley_terry_step(std::span<const float> batch, std::int64_t pairs, std::int64_t H) = 0;
+  virtual double bradley_terry_step(std::span<const float> batch, std::int64_t pairs,
+                                    std::int64_t H) = 0;
 
   // One Adam step on the mean weighted squared error (losses.hpp) of `rows` rows: inputs rows x
   // input width, targets rows x output width, weights empty (all 1) or `rows` entries. Returns
@@ -44,7 +45,8 @@ class Network {
                                     std::span<const float> weights, std::int64_t rows) = 0;
 
   // outputs (rows x output width) = network(inputs), forward only.
-  virtual void predict(std::span<const float> inputs, std::int64_t rows, std::span<float> outputs) = 0;
+  virtual void predict(std::span<const float> inputs, std::int64_t rows,
+                       std::span<float> outputs) = 0;
 
   // The current parameters in the exchange layout.
   virtual MlpWeights weights() const = 0;
@@ -62,7 +64,8 @@ class Backend {
 
   // A network starting at `start`, trained with `adam`. Thread-safe: the value trainer may ask
   // for several networks at once and train each on its own thread.
-  virtual std::unique_ptr<Network> network(const MlpWeights& start, const AdamOptions& adam = {}) const = 0;
+  virtual std::unique_ptr<Network> network(const MlpWeights& start,
+                                           const AdamOptions& adam = {}) const = 0;
 };
 
 // The Eigen backend: float32 on the CPU, single-threaded per network (eigen_mlp.hpp).

@@ -20,17 +20,19 @@ using detail::show;
 PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTrainingOptions& options,
                                   const Backend& backend) {
   constexpr std::string_view fn = "ltt::learning::train_policy";
-  const std::int64_t rows = detail::table_rows(fn, "data.observations", data.observations, "data.obs_dim", data.obs_dim);
+  const std::int64_t rows =
+      detail::table_rows(fn, "data.observations", data.observations, "data.obs_dim", data.obs_dim);
   detail::require_at_least(fn, "rows of data.observations", rows, 1);
   const std::int64_t action_rows =
       detail::table_rows(fn, "data.actions", data.actions, "data.action_dim", data.action_dim);
   if (action_rows != rows)
-    invalid(fn, "data.actions", show(action_rows) + " rows", "must have one row per observation (" + show(rows) + ")");
+    invalid(fn, "data.actions", show(action_rows) + " rows",
+            "must have one row per observation (" + show(rows) + ")");
   for (std::size_t i = 0; i < data.actions.size(); ++i)
     if (!(std::abs(data.actions[i]) <= 1.0f))
       invalid(fn,
-              "data.actions[" + std::to_string(i / static_cast<std::size_t>(data.action_dim)) + "][" +
-                  std::to_string(i % static_cast<std::size_t>(data.action_dim)) + "]",
+              "data.actions[" + std::to_string(i / static_cast<std::size_t>(data.action_dim)) +
+                  "][" + std::to_string(i % static_cast<std::size_t>(data.action_dim)) + "]",
               show(static_cast<double>(data.actions[i])),
               "must lie in [-1, 1], the range of the policy's tanh output (rescale the actions)");
   if (!data.weights.empty()) {
@@ -39,8 +41,8 @@ PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTraining
               "must be 0 or the number of rows = " + show(rows));
     for (std::size_t i = 0; i < data.weights.size(); ++i)
       if (!(std::isfinite(data.weights[i]) && data.weights[i] >= 0.0f))
-        invalid(fn, "data.weights[" + std::to_string(i) + "]", show(static_cast<double>(data.weights[i])),
-                "must be finite and >= 0");
+        invalid(fn, "data.weights[" + std::to_string(i) + "]",
+                show(static_cast<double>(data.weights[i])), "must be finite and >= 0");
   }
   detail::require_at_least(fn, "options.epochs", options.epochs, 0);
   detail::require_at_least(fn, "options.batch", options.batch, 1);
@@ -79,14 +81,16 @@ PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTraining
       for (std::size_t j = 0; j < n; ++j) {
         const auto r = static_cast<std::size_t>(order[static_cast<std::size_t>(first) + j]);
         std::memcpy(&inputs[j * obs_dim], &observations[r * obs_dim], obs_dim * sizeof(float));
-        std::memcpy(&targets[j * action_dim], &data.actions[r * action_dim], action_dim * sizeof(float));
+        std::memcpy(&targets[j * action_dim], &data.actions[r * action_dim],
+                    action_dim * sizeof(float));
         if (!weights.empty()) weights[j] = data.weights[r];
       }
-      loss += net->squared_error_step(std::span<const float>(inputs).first(n * obs_dim),
-                                      std::span<const float>(targets).first(n * action_dim),
-                                      std::span<const float>(weights).first(weights.empty() ? 0 : n),
-                                      static_cast<std::int64_t>(n)) *
-              static_cast<double>(n);
+      loss +=
+          net->squared_error_step(std::span<const float>(inputs).first(n * obs_dim),
+                                  std::span<const float>(targets).first(n * action_dim),
+                                  std::span<const float>(weights).first(weights.empty() ? 0 : n),
+                                  static_cast<std::int64_t>(n)) *
+          static_cast<double>(n);
     }
     result.epoch_loss.push_back(loss / static_cast<double>(rows));
     const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
@@ -104,11 +108,14 @@ void fold_input_normalization(MlpWeights& network, std::span<const double> mean,
   check_shape(fn, "network.shape", network.shape);
   const std::int64_t in = network.shape.input(), out = network.shape.widths[1];
   if (detail::ssize(mean.size()) != in)
-    invalid(fn, "mean.size()", show(detail::ssize(mean.size())), "must equal the input width " + show(in));
+    invalid(fn, "mean.size()", show(detail::ssize(mean.size())),
+            "must equal the input width " + show(in));
   if (detail::ssize(scale.size()) != in)
-    invalid(fn, "scale.size()", show(detail::ssize(scale.size())), "must equal the input width " + show(in));
+    invalid(fn, "scale.size()", show(detail::ssize(scale.size())),
+            "must equal the input width " + show(in));
   for (std::size_t j = 0; j < mean.size(); ++j) {
-    if (!std::isfinite(mean[j])) invalid(fn, "mean[" + std::to_string(j) + "]", show(mean[j]), "must be finite");
+    if (!std::isfinite(mean[j]))
+      invalid(fn, "mean[" + std::to_string(j) + "]", show(mean[j]), "must be finite");
     if (!(std::isfinite(scale[j]) && scale[j] > 0.0))
       invalid(fn, "scale[" + std::to_string(j) + "]", show(scale[j]), "must be finite and > 0");
   }
@@ -130,8 +137,8 @@ std::vector<float> policy_actions(const MlpWeights& policy, std::span<const floa
                                   const Backend& backend) {
   constexpr std::string_view fn = "ltt::learning::policy_actions";
   check_shape(fn, "policy.shape", policy.shape);
-  const std::int64_t rows =
-      detail::table_rows(fn, "observations", observations, "policy input width", policy.shape.input());
+  const std::int64_t rows = detail::table_rows(fn, "observations", observations,
+                                               "policy input width", policy.shape.input());
   std::vector<float> actions(static_cast<std::size_t>(rows * policy.shape.output_width()));
   if (rows == 0) return actions;
   backend.network(policy)->predict(observations, rows, actions);
@@ -140,13 +147,16 @@ std::vector<float> policy_actions(const MlpWeights& policy, std::span<const floa
 
 std::vector<float> advantage_weights(std::span<const double> advantages, double beta, double clip) {
   constexpr std::string_view fn = "ltt::learning::advantage_weights";
-  if (!(std::isfinite(beta) && beta > 0.0)) invalid(fn, "beta", show(beta), "must be finite and > 0");
-  if (!(std::isfinite(clip) && clip >= 1.0)) invalid(fn, "clip", show(clip), "must be finite and >= 1");
+  if (!(std::isfinite(beta) && beta > 0.0))
+    invalid(fn, "beta", show(beta), "must be finite and > 0");
+  if (!(std::isfinite(clip) && clip >= 1.0))
+    invalid(fn, "clip", show(clip), "must be finite and >= 1");
   const double log_clip = std::log(clip);
   std::vector<float> w(advantages.size());
   for (std::size_t i = 0; i < advantages.size(); ++i) {
     if (!std::isfinite(advantages[i]))
-      invalid(fn, "advantages[" + std::to_string(i) + "]", show(advantages[i]), "must be a finite number");
+      invalid(fn, "advantages[" + std::to_string(i) + "]", show(advantages[i]),
+              "must be a finite number");
     const double z = advantages[i] / beta;
     w[i] = static_cast<float>(z >= log_clip ? clip : std::exp(z));
   }

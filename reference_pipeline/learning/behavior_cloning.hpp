@@ -23,9 +23,9 @@ namespace ltt::learning {
 struct BehaviorData {
   std::span<const float> observations;  // rows x obs_dim
   std::int64_t obs_dim = 0;
-  std::span<const float> actions;       // rows x action_dim, each in [-1, 1]
+  std::span<const float> actions;  // rows x action_dim, each in [-1, 1]
   std::int64_t action_dim = 0;
-  std::span<const float> weights;       // empty (all 1) or rows entries, finite and >= 0
+  std::span<const float> weights;  // empty (all 1) or rows entries, finite and >= 0
 };
 
 struct PolicyTrainingOptions {
@@ -49,7 +49,8 @@ struct PolicyTrainingResult {
   std::vector<double> epoch_loss;
 };
 
-PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTrainingOptions& options = {},
+PolicyTrainingResult train_policy(const BehaviorData& data,
+                                  const PolicyTrainingOptions& options = {},
                                   const Backend& backend = eigen_backend());
 
 // Rewrites the first layer so that the network applied to x gives what it gave before applied

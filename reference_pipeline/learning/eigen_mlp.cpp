@@ -145,12 +145,14 @@ void EigenMlp<S>::predict(std::span<const S> inputs, std::int64_t rows, std::spa
 }
 
 template <class S>
-double EigenMlp<S>::bradley_terry_gradient(std::span<const S> batch, std::int64_t pairs, std::int64_t H) {
+double EigenMlp<S>::bradley_terry_gradient(std::span<const S> batch, std::int64_t pairs,
+                                           std::int64_t H) {
   constexpr const char* fn = "ltt::learning::EigenMlp::bradley_terry_gradient";
   require_rows(fn, "pairs", pairs);
   require_rows(fn, "H", H);
   if (shape_.output_width() != 1)
-    invalid(fn, "shape.widths.back()", show(shape_.output_width()), "must be 1 for a value network");
+    invalid(fn, "shape.widths.back()", show(shape_.output_width()),
+            "must be 1 for a value network");
   const std::int64_t rows_per_pair = 2 * H;
   require_size(fn, "batch", batch.size(), pairs * rows_per_pair * shape_.input(),
                "pairs * 2H * input width");
@@ -187,9 +189,12 @@ double EigenMlp<S>::squared_error_gradient(std::span<const S> inputs, std::span<
     const auto values = static_cast<std::size_t>(n * out);
     const S* x = inputs.data() + first * in;
     forward(x, static_cast<Eigen::Index>(n));
-    loss += squared_error_loss<S>({output(), values}, targets.subspan(static_cast<std::size_t>(first * out), values),
-                                  weights.empty() ? weights : weights.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(n)),
-                                  n, out, rows, {delta_a_.data(), values});
+    loss += squared_error_loss<S>(
+        {output(), values}, targets.subspan(static_cast<std::size_t>(first * out), values),
+        weights.empty()
+            ? weights
+            : weights.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(n)),
+        n, out, rows, {delta_a_.data(), values});
     backward(x, static_cast<Eigen::Index>(n));
   }
   return loss / static_cast<double>(rows);

@@ -44,13 +44,18 @@ class EigenMlp {
   EigenMlp(const MlpShape& shape, std::span<const S> parameters, const AdamOptions& adam = {},
            std::int64_t chunk_rows = default_chunk_rows);
 
-  static constexpr std::int64_t default_chunk_rows = 512;  // bench/learning.bench.cpp: 240 to 960 are best
+  static constexpr std::int64_t default_chunk_rows =
+      512;  // bench/learning.bench.cpp: 240 to 960 are best
 
   const MlpShape& shape() const { return shape_; }
   std::span<S> parameters() { return {params_.data(), static_cast<std::size_t>(params_.size())}; }
-  std::span<const S> parameters() const { return {params_.data(), static_cast<std::size_t>(params_.size())}; }
+  std::span<const S> parameters() const {
+    return {params_.data(), static_cast<std::size_t>(params_.size())};
+  }
   // dL/dparameters from the last *_gradient call
-  std::span<const S> gradient() const { return {grad_.data(), static_cast<std::size_t>(grad_.size())}; }
+  std::span<const S> gradient() const {
+    return {grad_.data(), static_cast<std::size_t>(grad_.size())};
+  }
   std::int64_t adam_steps() const { return step_; }
 
   // outputs (rows x output width, row after row) = network(inputs), forward only
@@ -80,9 +85,9 @@ class EigenMlp {
   std::int64_t chunk_rows_;
   Vector params_, grad_, m_, v_;
   std::int64_t step_ = 0;
-  std::vector<std::int64_t> offsets_;     // weight offset of each layer
-  std::vector<Matrix> activations_;       // per layer: width x capacity, post-activation
-  Matrix delta_a_, delta_b_;              // max width x capacity, dL/dZ ping-pong
+  std::vector<std::int64_t> offsets_;  // weight offset of each layer
+  std::vector<Matrix> activations_;    // per layer: width x capacity, post-activation
+  Matrix delta_a_, delta_b_;           // max width x capacity, dL/dZ ping-pong
   Eigen::Index capacity_ = 0;
 };
 

@@ -68,7 +68,8 @@ double bradley_terry_accuracy(std::span<const S> values, std::int64_t pairs, std
   for (std::size_t p = 0; p < static_cast<std::size_t>(pairs); ++p) {
     const S* v = values.data() + 2 * h * p;
     double x = 0.0;
-    for (std::size_t t = 0; t < h; ++t) x += static_cast<double>(v[t]) - static_cast<double>(v[h + t]);
+    for (std::size_t t = 0; t < h; ++t)
+      x += static_cast<double>(v[t]) - static_cast<double>(v[h + t]);
     correct += x > 0.0 ? 1.0 : x == 0.0 ? 0.5 : 0.0;
   }
   return pairs > 0 ? correct / static_cast<double>(pairs) : 0.0;
@@ -88,7 +89,8 @@ double squared_error_loss(std::span<const S> outputs, std::span<const S> targets
     const double w = weights.empty() ? 1.0 : static_cast<double>(weights[i]);
     double row = 0.0;
     for (std::size_t j = 0; j < a; ++j) {
-      const double r = static_cast<double>(outputs[i * a + j]) - static_cast<double>(targets[i * a + j]);
+      const double r =
+          static_cast<double>(outputs[i * a + j]) - static_cast<double>(targets[i * a + j]);
       row += r * r;
       d_outputs[i * a + j] = static_cast<S>(2.0 * w * inv_a * inv_batch * r);
     }

@@ -27,13 +27,16 @@ std::int64_t MlpShape::weight_offset(std::int64_t l) const {
 namespace {
 
 // input, hidden[i] and the output width named as the caller passed them
-void check_widths(std::string_view function, std::int64_t input, std::span<const std::int64_t> hidden,
-                  std::string_view output_name, std::int64_t output) {
+void check_widths(std::string_view function, std::int64_t input,
+                  std::span<const std::int64_t> hidden, std::string_view output_name,
+                  std::int64_t output) {
   auto check = [&](const std::string& name, std::int64_t w) {
-    if (w < 1 || w > max_width) detail::invalid(function, name, detail::show(w), "must lie in [1, 2^24]");
+    if (w < 1 || w > max_width)
+      detail::invalid(function, name, detail::show(w), "must lie in [1, 2^24]");
   };
   check("input", input);
-  for (std::size_t i = 0; i < hidden.size(); ++i) check("hidden[" + std::to_string(i) + "]", hidden[i]);
+  for (std::size_t i = 0; i < hidden.size(); ++i)
+    check("hidden[" + std::to_string(i) + "]", hidden[i]);
   check(std::string(output_name), output);
 }
 
@@ -49,7 +52,8 @@ MlpShape value_shape(std::int64_t input, std::span<const std::int64_t> hidden) {
   return shape;
 }
 
-MlpShape policy_shape(std::int64_t input, std::span<const std::int64_t> hidden, std::int64_t actions) {
+MlpShape policy_shape(std::int64_t input, std::span<const std::int64_t> hidden,
+                      std::int64_t actions) {
   check_widths("ltt::learning::policy_shape", input, hidden, "actions", actions);
   MlpShape shape;
   shape.widths.push_back(input);
@@ -62,16 +66,16 @@ MlpShape policy_shape(std::int64_t input, std::span<const std::int64_t> hidden, 
 void check_shape(std::string_view function, std::string_view parameter, const MlpShape& shape) {
   if (shape.widths.size() < 2)
     detail::invalid(function, std::string(parameter) + ".widths.size()",
-                         std::to_string(shape.widths.size()),
-                         "must be at least 2 (input and output width)");
+                    std::to_string(shape.widths.size()),
+                    "must be at least 2 (input and output width)");
   for (std::size_t i = 0; i < shape.widths.size(); ++i)
     if (shape.widths[i] < 1 || shape.widths[i] > max_width)
       detail::invalid(function, std::string(parameter) + ".widths[" + std::to_string(i) + "]",
-                           detail::show(shape.widths[i]), "must lie in [1, 2^24]");
+                      detail::show(shape.widths[i]), "must lie in [1, 2^24]");
   if (shape.output != OutputActivation::identity && shape.output != OutputActivation::tanh)
     detail::invalid(function, std::string(parameter) + ".output",
-                         std::to_string(static_cast<std::uint32_t>(shape.output)),
-                         "is not a known OutputActivation (0 identity, 1 tanh)");
+                    std::to_string(static_cast<std::uint32_t>(shape.output)),
+                    "is not a known OutputActivation (0 identity, 1 tanh)");
 }
 
 MlpWeights initial_weights(const MlpShape& shape, std::uint64_t seed) {
@@ -84,7 +88,8 @@ MlpWeights initial_weights(const MlpShape& shape, std::uint64_t seed) {
     const auto out = shape.widths[static_cast<std::size_t>(l) + 1];
     const double bound = 1.0 / std::sqrt(static_cast<double>(in));
     for (std::int64_t i = 0; i < out * in + out; ++i)
-      w.parameters[k++] = static_cast<float>(bound * (2.0 * curation::detail::uniform_unit(rng) - 1.0));
+      w.parameters[k++] =
+          static_cast<float>(bound * (2.0 * curation::detail::uniform_unit(rng) - 1.0));
   }
   return w;
 }

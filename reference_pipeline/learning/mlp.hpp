@@ -37,7 +37,8 @@ struct MlpShape {
 // width outside [1, max_width].
 MlpShape value_shape(std::int64_t input, std::span<const std::int64_t> hidden);
 // A deterministic policy: input -> hidden... -> actions, tanh output.
-MlpShape policy_shape(std::int64_t input, std::span<const std::int64_t> hidden, std::int64_t actions);
+MlpShape policy_shape(std::int64_t input, std::span<const std::int64_t> hidden,
+                      std::int64_t actions);
 
 // Throws std::invalid_argument naming `parameter` unless the shape has at least one layer and
 // every width lies in [1, max_width].

@@ -48,9 +48,10 @@ class Reader {
 
   void need(std::size_t n, std::string_view what) const {
     if (left() < n)
-      fail(source_, "truncated: " + std::string(what) + " needs " + std::to_string(n) + " bytes at offset " +
-                        std::to_string(position_) + ", the file has " + std::to_string(left()) +
-                        " left (" + std::to_string(bytes_.size()) + " bytes in all)");
+      fail(source_, "truncated: " + std::string(what) + " needs " + std::to_string(n) +
+                        " bytes at offset " + std::to_string(position_) + ", the file has " +
+                        std::to_string(left()) + " left (" + std::to_string(bytes_.size()) +
+                        " bytes in all)");
   }
 
   std::uint64_t unsigned_le(std::size_t n, std::string_view what) {
@@ -62,7 +63,9 @@ class Reader {
     return x;
   }
 
-  std::uint32_t u32(std::string_view what) { return static_cast<std::uint32_t>(unsigned_le(4, what)); }
+  std::uint32_t u32(std::string_view what) {
+    return static_cast<std::uint32_t>(unsigned_le(4, what));
+  }
   std::uint64_t u64(std::string_view what) { return unsigned_le(8, what); }
 
   std::string_view take(std::size_t n, std::string_view what) {
@@ -83,7 +86,8 @@ class Reader {
 std::string encode_models(std::span<const MlpWeights> networks) {
   constexpr std::string_view fn = "ltt::learning::encode_models";
   if (networks.empty() || networks.size() > max_networks)
-    detail::invalid(fn, "networks.size()", std::to_string(networks.size()), "must lie in [1, 65536]");
+    detail::invalid(fn, "networks.size()", std::to_string(networks.size()),
+                    "must lie in [1, 65536]");
   std::string out(magic);
   put_u32(out, model_file_version);
   put_u32(out, static_cast<std::uint32_t>(networks.size()));
@@ -93,19 +97,19 @@ std::string encode_models(std::span<const MlpWeights> networks) {
     check_shape(fn, who + ".shape", net.shape);
     if (net.shape.layers() > static_cast<std::int64_t>(max_layers))
       detail::invalid(fn, who + ".shape.widths.size()", std::to_string(net.shape.widths.size()),
-                           "must be at most 1025 (1024 layers)");
+                      "must be at most 1025 (1024 layers)");
     if (static_cast<std::int64_t>(net.parameters.size()) != net.shape.parameter_count())
-      detail::invalid(fn, who + ".parameters.size()", std::to_string(net.parameters.size()),
-                           "must equal shape.parameter_count() = " +
-                               std::to_string(net.shape.parameter_count()));
+      detail::invalid(
+          fn, who + ".parameters.size()", std::to_string(net.parameters.size()),
+          "must equal shape.parameter_count() = " + std::to_string(net.shape.parameter_count()));
     put_u32(out, static_cast<std::uint32_t>(net.shape.output));
     put_u32(out, static_cast<std::uint32_t>(net.shape.layers()));
     for (const auto w : net.shape.widths) put_u32(out, static_cast<std::uint32_t>(w));
     for (std::size_t i = 0; i < net.parameters.size(); ++i) {
       if (!std::isfinite(net.parameters[i]))
         detail::invalid(fn, who + ".parameters[" + std::to_string(i) + "]",
-                             detail::show(static_cast<double>(net.parameters[i])),
-                             "must be finite (training diverged?)");
+                        detail::show(static_cast<double>(net.parameters[i])),
+                        "must be finite (training diverged?)");
       put_u32(out, std::bit_cast<std::uint32_t>(net.parameters[i]));
     }
   }
@@ -120,8 +124,8 @@ std::vector<MlpWeights> decode_models(std::string_view bytes, std::string_view s
   in.take(magic.size(), "magic");
   const std::uint32_t version = in.u32("the version");
   if (version != model_file_version)
-    fail(source, "model file version " + std::to_string(version) + " is not one this program reads (" +
-                     std::to_string(model_file_version) + ")");
+    fail(source, "model file version " + std::to_string(version) +
+                     " is not one this program reads (" + std::to_string(model_file_version) + ")");
   const std::uint32_t count = in.u32("the network count");
   if (count < 1 || count > max_networks)
     fail(source, "network count " + std::to_string(count) + " is outside [1, 65536]");
@@ -131,7 +135,8 @@ std::vector<MlpWeights> decode_models(std::string_view bytes, std::string_view s
     MlpWeights net;
     const std::uint32_t activation = in.u32(who + "'s output activation");
     if (activation > 1)
-      fail(source, who + ": output activation " + std::to_string(activation) + " is not 0 (identity) or 1 (tanh)");
+      fail(source, who + ": output activation " + std::to_string(activation) +
+                       " is not 0 (identity) or 1 (tanh)");
     net.shape.output = static_cast<OutputActivation>(activation);
     const std::uint32_t layers = in.u32(who + "'s layer count");
     if (layers < 1 || layers > max_layers)
@@ -140,11 +145,13 @@ std::vector<MlpWeights> decode_models(std::string_view bytes, std::string_view s
     for (std::uint32_t i = 0; i <= layers; ++i) {
       const std::uint32_t w = in.u32("a width");
       if (w < 1 || w > static_cast<std::uint32_t>(max_width))
-        fail(source, who + ": width " + std::to_string(i) + " = " + std::to_string(w) + " is outside [1, 2^24]");
+        fail(source, who + ": width " + std::to_string(i) + " = " + std::to_string(w) +
+                         " is outside [1, 2^24]");
       net.shape.widths.push_back(w);
     }
     const auto count_p = static_cast<std::size_t>(net.shape.parameter_count());
-    const std::string_view raw = in.take(4 * count_p, who + "'s " + std::to_string(count_p) + " parameters");
+    const std::string_view raw =
+        in.take(4 * count_p, who + "'s " + std::to_string(count_p) + " parameters");
     net.parameters.resize(count_p);
     for (std::size_t i = 0; i < count_p; ++i) {
       std::uint32_t u = 0;

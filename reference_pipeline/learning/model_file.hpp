@@ -45,7 +45,8 @@ inline constexpr std::uint32_t model_file_version = 1;
 // The file's bytes for these networks (each shape checked, parameters finite and complete).
 std::string encode_models(std::span<const MlpWeights> networks);
 // The networks in `bytes`; `source` names them in error messages (a path).
-std::vector<MlpWeights> decode_models(std::string_view bytes, std::string_view source = "model bytes");
+std::vector<MlpWeights> decode_models(std::string_view bytes,
+                                      std::string_view source = "model bytes");
 
 // Written whole or not at all (ltt::data::write_stream_atomically): a failed save leaves any
 // earlier file at `path` as it was.

@@ -32,13 +32,13 @@ void ProgressReporter::epoch_done(std::int64_t member, std::int64_t epoch, doubl
   if (in_place_ && !last && now - last_ < std::chrono::milliseconds(100)) return;
   last_ = now;
   char line[256];
-  const std::string who = members_ > 1 ? " member " + std::to_string(member + 1) + "/" +
-                                             std::to_string(members_)
-                                       : std::string();
+  const std::string who =
+      members_ > 1 ? " member " + std::to_string(member + 1) + "/" + std::to_string(members_)
+                   : std::string();
   // ETA from the mean time per member-epoch so far (members on several threads overlap).
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const double eta = elapsed / static_cast<double>(done_) *
-                     static_cast<double>(members_ * epochs_ - done_);
+  const double eta =
+      elapsed / static_cast<double>(done_) * static_cast<double>(members_ * epochs_ - done_);
   std::snprintf(line, sizeof line, "%s%s: epoch %lld/%lld loss %.6g %.3g %s/s ETA %.0f s",
                 task_.c_str(), who.c_str(), static_cast<long long>(epoch + 1),
                 static_cast<long long>(epochs_), loss, items_per_second, unit_.c_str(), eta);

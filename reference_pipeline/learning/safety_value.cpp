@@ -33,7 +33,8 @@ SafetyValue train_safety_value(std::span<const float> observations, std::int64_t
                                const SegmentPairs& pairs, const SafetyValueOptions& options,
                                const Backend& backend) {
   constexpr std::string_view fn = "ltt::learning::train_safety_value";
-  const std::int64_t rows = detail::table_rows(fn, "observations", observations, "obs_dim", obs_dim);
+  const std::int64_t rows =
+      detail::table_rows(fn, "observations", observations, "obs_dim", obs_dim);
   if (!(options.held_out_fraction >= 0.0 && options.held_out_fraction < 1.0))
     invalid(fn, "options.held_out_fraction", show(options.held_out_fraction), "must lie in [0, 1)");
   detail::check_pairs(fn, pairs, rows);
@@ -45,14 +46,16 @@ SafetyValue train_safety_value(std::span<const float> observations, std::int64_t
   for (std::int64_t i = 0; i < P; ++i) order[static_cast<std::size_t>(i)] = i;
   std::mt19937_64 split_rng(stream_seed(options.value.seed, held_out_stream));
   detail::shuffle(order, split_rng);
-  const auto held = static_cast<std::int64_t>(std::floor(options.held_out_fraction * static_cast<double>(P)));
+  const auto held =
+      static_cast<std::int64_t>(std::floor(options.held_out_fraction * static_cast<double>(P)));
   if (P - held < 1)
     invalid(fn, "pairs", show(P) + " pairs",
-            "leave none to train on after holding out " + show(held) + " (held_out_fraction = " +
-                show(options.held_out_fraction) + ")");
+            "leave none to train on after holding out " + show(held) +
+                " (held_out_fraction = " + show(options.held_out_fraction) + ")");
   // Both shares keep the pairs' own order.
   std::vector<std::uint8_t> held_out(static_cast<std::size_t>(P), 0);
-  for (std::int64_t j = 0; j < held; ++j) held_out[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])] = 1;
+  for (std::int64_t j = 0; j < held; ++j)
+    held_out[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])] = 1;
   SegmentPairs train{H, {}, {}}, kept{H, {}, {}};
   for (std::size_t i = 0; i < static_cast<std::size_t>(P); ++i) {
     SegmentPairs& to = held_out[i] ? kept : train;
@@ -90,7 +93,8 @@ SafetyValue train_safety_value(std::span<const float> observations, std::int64_t
     compact.rejected.push_back(static_cast<std::int64_t>(2 * i + 1) * H);
   }
 
-  ValueTrainingResult trained = train_value_ensemble(segments, obs_dim, compact, options.value, backend);
+  ValueTrainingResult trained =
+      train_value_ensemble(segments, obs_dim, compact, options.value, backend);
   if (options.normalize_observations)
     for (MlpWeights& member : trained.ensemble.members)
       fold_input_normalization(member, out.normalization.mean, out.normalization.scale);

@@ -3,7 +3,8 @@
 // module learn it (paper, section 4.1; docs/learning.md, "The safety value of a dataset"):
 //
 //   preference pairs (segments of H rows, the safer one first)
-//   -> a seeded held-out share of the pairs kept aside (their accuracy is reported, never trained on)
+//   -> a seeded held-out share of the pairs kept aside (their accuracy is reported, never trained
+//   on)
 //   -> observation normalization: each column z-scored over every row of the dataset
 //   -> the Bradley-Terry ensemble (train_value_ensemble) on the normalized rows
 //   -> the normalization folded into each member's first layer (fold_input_normalization)
@@ -33,8 +34,8 @@
 namespace ltt::learning {
 
 struct SafetyValueOptions {
-  ValueTrainingOptions value{};   // K 3, 256x256, 300 epochs, batch 512, Adam 3e-4, seed, threads
-  double held_out_fraction = 0.1; // floor(f P) of the P pairs kept aside, in [0, 1)
+  ValueTrainingOptions value{};    // K 3, 256x256, 300 epochs, batch 512, Adam 3e-4, seed, threads
+  double held_out_fraction = 0.1;  // floor(f P) of the P pairs kept aside, in [0, 1)
   bool normalize_observations = true;
 };
 
@@ -42,12 +43,12 @@ struct SafetyValueOptions {
 inline constexpr std::uint64_t held_out_stream = std::uint64_t{1} << 32;
 
 struct SafetyValue {
-  ValueEnsemble ensemble;                  // takes raw observation rows (normalization folded in)
+  ValueEnsemble ensemble;  // takes raw observation rows (normalization folded in)
   std::int64_t observation_dim = 0;
   ObservationNormalization normalization;  // what was folded in; empty when off
   std::int64_t train_pairs = 0, held_out_pairs = 0;
-  PairEvaluation train;                    // V-bar on the pairs it was trained on
-  PairEvaluation held_out;                 // on the pairs kept aside (zeros when none)
+  PairEvaluation train;     // V-bar on the pairs it was trained on
+  PairEvaluation held_out;  // on the pairs kept aside (zeros when none)
   // [member][epoch]: mean Bradley-Terry loss (train_value_ensemble)
   std::vector<std::vector<double>> epoch_loss;
 };

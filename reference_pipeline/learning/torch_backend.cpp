@@ -58,29 +58,35 @@ class TorchNetwork final : public Network {
       {
         const torch::NoGradGuard no_grad;
         const float* p = start.parameters.data() + shape_.weight_offset(l);
-        linear->weight.copy_(rows_tensor({p, static_cast<std::size_t>(out * in)}, out, in, device_));
-        linear->bias.copy_(rows_tensor({p + out * in, static_cast<std::size_t>(out)}, 1, out, device_).view({out}));
+        linear->weight.copy_(
+            rows_tensor({p, static_cast<std::size_t>(out * in)}, out, in, device_));
+        linear->bias.copy_(
+            rows_tensor({p + out * in, static_cast<std::size_t>(out)}, 1, out, device_)
+                .view({out}));
       }
       parameters.push_back(linear->weight);
       parameters.push_back(linear->bias);
       layers_.push_back(std::move(linear));
     }
-    optimizer_ = std::make_unique<torch::optim::Adam>(
-        parameters, torch::optim::AdamOptions(adam.learning_rate)
-                        .betas({adam.beta1, adam.beta2})
-                        .eps(adam.epsilon)
-                        .weight_decay(0.0)
-                        .amsgrad(false));
+    optimizer_ = std::make_unique<torch::optim::Adam>(parameters,
+                                                      torch::optim::AdamOptions(adam.learning_rate)
+                                                          .betas({adam.beta1, adam.beta2})
+                                                          .eps(adam.epsilon)
+                                                          .weight_decay(0.0)
+                                                          .amsgrad(false));
   }
 
   const MlpShape& shape() const override { return shape_; }
 
-  double bradley_terry_step(std::span<const float> batch, std::int64_t pairs, std::int64_t H) override {
+  double bradley_terry_step(std::span<const float> batch, std::int64_t pairs,
+                            std::int64_t H) override {
     constexpr const char* fn = "ltt::learning::TorchNetwork::bradley_terry_step";
-    if (shape_.output_width() != 1) invalid(fn, "shape().output_width()", show(shape_.output_width()), "must be 1");
+    if (shape_.output_width() != 1)
+      invalid(fn, "shape().output_width()", show(shape_.output_width()), "must be 1");
     if (pairs < 1) invalid(fn, "pairs", show(pairs), "must be at least 1");
     if (H < 1) invalid(fn, "H", show(H), "must be at least 1");
-    require_size(fn, "batch", batch.size(), 2 * H * pairs * shape_.input(), "2 H pairs * input width");
+    require_size(fn, "batch", batch.size(), 2 * H * pairs * shape_.input(),
+                 "2 H pairs * input width");
     const auto values = forward(rows_tensor(batch, 2 * H * pairs, shape_.input(), device_));
     // x_p = sum V(s+) - sum V(s-); loss = mean log(1 + exp(-x)), as log1p_exp in losses.hpp
     const auto sums = values.to(torch::kFloat64).view({pairs, 2, H}).sum(2);
@@ -100,18 +106,23 @@ class TorchNetwork final : public Network {
     const auto y = forward(rows_tensor(inputs, rows, shape_.input(), device_)).to(torch::kFloat64);
     const auto t = rows_tensor(targets, rows, A, device_).to(torch::kFloat64);
     auto per_row = (y - t).square().mean(1);
-    if (!weights.empty()) per_row = per_row * rows_tensor(weights, rows, 1, device_).view({rows}).to(torch::kFloat64);
+    if (!weights.empty())
+      per_row = per_row * rows_tensor(weights, rows, 1, device_).view({rows}).to(torch::kFloat64);
     return step(per_row.mean());
   }
 
-  void predict(std::span<const float> inputs, std::int64_t rows, std::span<float> outputs) override {
+  void predict(std::span<const float> inputs, std::int64_t rows,
+               std::span<float> outputs) override {
     constexpr const char* fn = "ltt::learning::TorchNetwork::predict";
     require_size(fn, "inputs", inputs.size(), rows * shape_.input(), "rows * input width");
-    require_size(fn, "outputs", outputs.size(), rows * shape_.output_width(), "rows * output width");
+    require_size(fn, "outputs", outputs.size(), rows * shape_.output_width(),
+                 "rows * output width");
     if (rows == 0) return;
     const torch::NoGradGuard no_grad;
-    const auto y = forward(rows_tensor(inputs, rows, shape_.input(), device_)).to(torch::kCPU).contiguous();
-    std::memcpy(outputs.data(), y.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(y.numel()));
+    const auto y =
+        forward(rows_tensor(inputs, rows, shape_.input(), device_)).to(torch::kCPU).contiguous();
+    std::memcpy(outputs.data(), y.data_ptr<float>(),
+                sizeof(float) * static_cast<std::size_t>(y.numel()));
   }
 
   MlpWeights weights() const override {
@@ -123,7 +134,8 @@ class TorchNetwork final : public Network {
       const auto b = linear->bias.to(torch::kCPU).contiguous();
       float* p = out.parameters.data() + shape_.weight_offset(l);
       std::memcpy(p, w.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(w.numel()));
-      std::memcpy(p + w.numel(), b.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(b.numel()));
+      std::memcpy(p + w.numel(), b.data_ptr<float>(),
+                  sizeof(float) * static_cast<std::size_t>(b.numel()));
     }
     return out;
   }
@@ -133,8 +145,10 @@ class TorchNetwork final : public Network {
     const auto last = layers_.size() - 1;
     for (std::size_t l = 0; l < layers_.size(); ++l) {
       a = layers_[l]->forward(a);
-      if (l < last) a = torch::relu(a);
-      else if (shape_.output == OutputActivation::tanh) a = torch::tanh(a);
+      if (l < last)
+        a = torch::relu(a);
+      else if (shape_.output == OutputActivation::tanh)
+        a = torch::tanh(a);
     }
     return a;
   }
@@ -162,7 +176,8 @@ class TorchBackend final : public Backend {
 
   std::string name() const override { return device_.is_cuda() ? "torch-cuda" : "torch-cpu"; }
 
-  std::unique_ptr<Network> network(const MlpWeights& start, const AdamOptions& adam) const override {
+  std::unique_ptr<Network> network(const MlpWeights& start,
+                                   const AdamOptions& adam) const override {
     check_adam("ltt::learning::TorchBackend::network", adam);
     return std::make_unique<TorchNetwork>(start, adam, device_);
   }

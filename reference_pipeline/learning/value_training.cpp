@@ -26,8 +26,10 @@ void gather_pairs(std::span<const float> states, std::int64_t obs_dim, const Seg
   float* out = batch.data();
   for (const std::int64_t q : order) {
     const auto p = static_cast<std::size_t>(q);
-    std::memcpy(out, states.data() + static_cast<std::size_t>(pairs.preferred[p] * obs_dim), segment * sizeof(float));
-    std::memcpy(out + segment, states.data() + static_cast<std::size_t>(pairs.rejected[p] * obs_dim),
+    std::memcpy(out, states.data() + static_cast<std::size_t>(pairs.preferred[p] * obs_dim),
+                segment * sizeof(float));
+    std::memcpy(out + segment,
+                states.data() + static_cast<std::size_t>(pairs.rejected[p] * obs_dim),
                 segment * sizeof(float));
     out += 2 * segment;
   }
@@ -39,13 +41,15 @@ void gather_pairs(std::span<const float> states, std::int64_t obs_dim, const Seg
 constexpr std::int64_t predict_chunk = 1 << 16;
 
 void check_ensemble(std::string_view fn, const ValueEnsemble& ensemble, std::int64_t obs_dim) {
-  detail::require_at_least(fn, "ensemble.members.size()", detail::ssize(ensemble.members.size()), 1);
+  detail::require_at_least(fn, "ensemble.members.size()", detail::ssize(ensemble.members.size()),
+                           1);
   for (std::size_t k = 0; k < ensemble.members.size(); ++k) {
     const auto& shape = ensemble.members[k].shape;
     const std::string who = "ensemble.members[" + std::to_string(k) + "]";
     check_shape(fn, who + ".shape", shape);
     if (shape.input() != obs_dim)
-      invalid(fn, who + ".shape.widths[0]", show(shape.input()), "must equal obs_dim = " + show(obs_dim));
+      invalid(fn, who + ".shape.widths[0]", show(shape.input()),
+              "must equal obs_dim = " + show(obs_dim));
     if (shape.output_width() != 1 || shape.output != OutputActivation::identity)
       invalid(fn, who + ".shape", "output width " + show(shape.output_width()),
               "must be a value network (one identity output)");
@@ -65,27 +69,31 @@ void detail::check_pairs(std::string_view fn, const SegmentPairs& pairs, std::in
   for (const auto* side : {&pairs.preferred, &pairs.rejected})
     for (std::size_t i = 0; i < side->size(); ++i)
       if ((*side)[i] < 0 || (*side)[i] > last)
-        invalid(fn, std::string(side == &pairs.preferred ? "pairs.preferred" : "pairs.rejected") +
-                        "[" + std::to_string(i) + "]",
+        invalid(fn,
+                std::string(side == &pairs.preferred ? "pairs.preferred" : "pairs.rejected") + "[" +
+                    std::to_string(i) + "]",
                 show((*side)[i]),
                 "must lie in [0, rows - H] = [0, " + show(last) + "] (a segment of H = " +
                     show(pairs.segment_length) + " rows of " + show(rows) + ")");
 }
 
-SegmentPairs segment_pairs(const curation::PreferencePairs& pairs, std::span<const std::int64_t> offsets,
-                           std::int64_t segment_length) {
+SegmentPairs segment_pairs(const curation::PreferencePairs& pairs,
+                           std::span<const std::int64_t> offsets, std::int64_t segment_length) {
   constexpr std::string_view fn = "ltt::learning::segment_pairs";
   detail::require_at_least(fn, "segment_length", segment_length, 1);
   SegmentPairs out;
   out.segment_length = segment_length;
   auto row = [&](const curation::Segment& s, const char* which, std::size_t i) {
     if (s.trajectory < 0 || s.trajectory + 1 >= detail::ssize(offsets.size()))
-      invalid(fn, "pairs.pairs[" + std::to_string(i) + "]." + which + ".trajectory", show(s.trajectory),
-              "must name a trajectory of offsets (" + show(detail::ssize(offsets.size()) - 1) + " trajectories)");
+      invalid(fn, "pairs.pairs[" + std::to_string(i) + "]." + which + ".trajectory",
+              show(s.trajectory),
+              "must name a trajectory of offsets (" + show(detail::ssize(offsets.size()) - 1) +
+                  " trajectories)");
     const auto t = static_cast<std::size_t>(s.trajectory);
     if (s.offset < 0 || offsets[t] + s.offset + segment_length > offsets[t + 1])
       invalid(fn, "pairs.pairs[" + std::to_string(i) + "]." + which + ".offset", show(s.offset),
-              "must leave H = " + show(segment_length) + " steps inside trajectory " + show(s.trajectory));
+              "must leave H = " + show(segment_length) + " steps inside trajectory " +
+                  show(s.trajectory));
     return offsets[t] + s.offset;
   };
   for (std::size_t i = 0; i < pairs.pairs.size(); ++i) {
@@ -99,7 +107,8 @@ SegmentPairs segment_pairs(const curation::PreferencePairs& pairs, std::span<con
 }
 
 ValueTrainingResult train_value_ensemble(std::span<const float> states, std::int64_t obs_dim,
-                                         const SegmentPairs& pairs, const ValueTrainingOptions& options,
+                                         const SegmentPairs& pairs,
+                                         const ValueTrainingOptions& options,
                                          const Backend& backend) {
   constexpr std::string_view fn = "ltt::learning::train_value_ensemble";
   const std::int64_t rows = detail::table_rows(fn, "states", states, "obs_dim", obs_dim);
@@ -117,7 +126,8 @@ ValueTrainingResult train_value_ensemble(std::span<const float> states, std::int
   ValueTrainingResult result;
   result.ensemble.members.resize(static_cast<std::size_t>(options.members));
   result.epoch_loss.resize(static_cast<std::size_t>(options.members));
-  ProgressReporter progress(options.progress, "value ensemble", "states", options.members, options.epochs);
+  ProgressReporter progress(options.progress, "value ensemble", "states", options.members,
+                            options.epochs);
 
   detail::run_indexed(options.members, options.threads, [&](std::int64_t k) {
     std::mt19937_64 rng(stream_seed(options.seed, static_cast<std::uint64_t>(k)));
@@ -148,8 +158,8 @@ ValueTrainingResult train_value_ensemble(std::span<const float> states, std::int
   return result;
 }
 
-StateValues state_values(const ValueEnsemble& ensemble, std::span<const float> states, std::int64_t obs_dim,
-                         const Backend& backend, std::int64_t threads) {
+StateValues state_values(const ValueEnsemble& ensemble, std::span<const float> states,
+                         std::int64_t obs_dim, const Backend& backend, std::int64_t threads) {
   constexpr std::string_view fn = "ltt::learning::state_values";
   const std::int64_t rows = detail::table_rows(fn, "states", states, "obs_dim", obs_dim);
   check_ensemble(fn, ensemble, obs_dim);
@@ -168,7 +178,8 @@ StateValues state_values(const ValueEnsemble& ensemble, std::span<const float> s
     const std::int64_t n = std::min(predict_chunk, rows - first);
     const auto net = backend.network(ensemble.members[static_cast<std::size_t>(k)]);
     std::vector<float> values(static_cast<std::size_t>(n));
-    net->predict(states.subspan(static_cast<std::size_t>(first * obs_dim), static_cast<std::size_t>(n * obs_dim)),
+    net->predict(states.subspan(static_cast<std::size_t>(first * obs_dim),
+                                static_cast<std::size_t>(n * obs_dim)),
                  n, values);
     std::copy(values.begin(), values.end(), out.per_member.begin() + k * rows + first);
   });
@@ -184,13 +195,15 @@ StateValues state_values(const ValueEnsemble& ensemble, std::span<const float> s
 
 std::vector<double> trajectory_scores(const ValueEnsemble& ensemble, std::span<const float> states,
                                       std::int64_t obs_dim, std::span<const std::int64_t> offsets,
-                                      const curation::Aggregator& aggregator, const Backend& backend) {
+                                      const curation::Aggregator& aggregator,
+                                      const Backend& backend) {
   const StateValues values = state_values(ensemble, states, obs_dim, backend);
   return curation::trajectory_scores(values.mean, offsets, aggregator);
 }
 
-PairEvaluation evaluate_pairs(const ValueEnsemble& ensemble, std::span<const float> states, std::int64_t obs_dim,
-                              const SegmentPairs& pairs, const Backend& backend) {
+PairEvaluation evaluate_pairs(const ValueEnsemble& ensemble, std::span<const float> states,
+                              std::int64_t obs_dim, const SegmentPairs& pairs,
+                              const Backend& backend) {
   constexpr std::string_view fn = "ltt::learning::evaluate_pairs";
   const std::int64_t rows = detail::table_rows(fn, "states", states, "obs_dim", obs_dim);
   detail::check_pairs(fn, pairs, rows);
@@ -203,7 +216,8 @@ PairEvaluation evaluate_pairs(const ValueEnsemble& ensemble, std::span<const flo
   const StateValues values = state_values(ensemble, batch, obs_dim, backend);
   std::vector<double> d(values.mean.size());
   PairEvaluation out;
-  out.loss = bradley_terry_loss<double>(values.mean, P, pairs.segment_length, P, d) / static_cast<double>(P);
+  out.loss = bradley_terry_loss<double>(values.mean, P, pairs.segment_length, P, d) /
+             static_cast<double>(P);
   out.accuracy = bradley_terry_accuracy<double>(values.mean, P, pairs.segment_length);
   return out;
 }

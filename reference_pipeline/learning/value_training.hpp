@@ -31,9 +31,9 @@
 namespace ltt::learning {
 
 struct SegmentPairs {
-  std::int64_t segment_length = 30;      // H
-  std::vector<std::int64_t> preferred;   // first row of each preferred (safer) segment
-  std::vector<std::int64_t> rejected;    // first row of the segment it is preferred to
+  std::int64_t segment_length = 30;     // H
+  std::vector<std::int64_t> preferred;  // first row of each preferred (safer) segment
+  std::vector<std::int64_t> rejected;   // first row of the segment it is preferred to
 };
 
 // The pairs drawn by curation::sample_preference_pairs on trajectories laid out by `offsets`,
@@ -43,12 +43,12 @@ SegmentPairs segment_pairs(const curation::PreferencePairs& pairs,
 
 struct ValueTrainingOptions {
   std::vector<std::int64_t> hidden{256, 256};
-  std::int64_t members = 3;        // K
+  std::int64_t members = 3;  // K
   std::int64_t epochs = 300;
   std::int64_t batch_pairs = 512;
   AdamOptions adam{};
   std::uint64_t seed = 0;
-  std::int64_t threads = 1;        // members trained at once; the result does not depend on it
+  std::int64_t threads = 1;  // members trained at once; the result does not depend on it
   Progress progress = Progress::automatic;
 };
 
@@ -75,8 +75,8 @@ struct StateValues {
   std::vector<double> per_member;  // V_k(s_i) at per_member[k * rows + i]: member disagreement
 
   std::span<const double> member(std::int64_t k) const {
-    return std::span<const double>(per_member).subspan(static_cast<std::size_t>(k * rows),
-                                                       static_cast<std::size_t>(rows));
+    return std::span<const double>(per_member)
+        .subspan(static_cast<std::size_t>(k * rows), static_cast<std::size_t>(rows));
   }
 };
 

@@ -10,8 +10,8 @@
 
 namespace ltt::pipeline {
 
-Interval bootstrap_mean(std::span<const double> values, double confidence,
-                        std::int64_t resamples, std::uint64_t seed) {
+Interval bootstrap_mean(std::span<const double> values, double confidence, std::int64_t resamples,
+                        std::uint64_t seed) {
   if (values.empty()) throw std::invalid_argument("bootstrap_mean: 'values' must not be empty");
   for (const double v : values)
     if (!std::isfinite(v)) throw std::invalid_argument("bootstrap_mean: 'values' must be finite");

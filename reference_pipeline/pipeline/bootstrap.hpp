@@ -9,9 +9,9 @@ namespace ltt::pipeline {
 
 struct Interval {
   double mean = 0;
-  double low = 0;             // lower percentile of the resampled means
-  double high = 0;            // upper percentile
-  std::int64_t samples = 0;   // values the mean is over (1: no interval, low = high = mean)
+  double low = 0;            // lower percentile of the resampled means
+  double high = 0;           // upper percentile
+  std::int64_t samples = 0;  // values the mean is over (1: no interval, low = high = mean)
 };
 
 // The mean of `values` and the (1 - confidence)/2 and (1 + confidence)/2 percentiles of

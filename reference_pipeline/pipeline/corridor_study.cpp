@@ -193,7 +193,8 @@ std::string corridor_report_markdown(const CorridorStudy& study) {
   std::ostringstream md;
   md << "# ltt pipeline: corridor\n\n"
      << "The corridor CMDP of the paper's Proposition \"corridor\": expert mass q = "
-     << fixed(o.expert_mass, 2) << ", per-step safe probability p_s = " << fixed(o.safe_probability, 2)
+     << fixed(o.expert_mass, 2)
+     << ", per-step safe probability p_s = " << fixed(o.safe_probability, 2)
      << ", budget 0 (a trajectory is safe only if every step is). For each horizon T a pool of "
      << o.trajectories << " behavior trajectories is cloned tabularly four ways and each clone "
      << "is rolled out " << o.episodes << " times. Closed forms: weighted cloning with "

@@ -25,8 +25,8 @@ namespace ltt::pipeline {
 
 struct CorridorStudyOptions {
   std::vector<std::int64_t> horizons{10, 20, 50, 100, 200, 300};
-  double expert_mass = 0.2;        // q
-  double safe_probability = 0.7;   // p_s
+  double expert_mass = 0.2;          // q
+  double safe_probability = 0.7;     // p_s
   std::int64_t trajectories = 1000;  // behavior pool size per horizon
   std::int64_t episodes = 10000;     // rollouts of each cloned policy
   double confidence = 0.95;          // two-sided Clopper-Pearson interval on the simulated
@@ -36,18 +36,18 @@ struct CorridorStudyOptions {
 
 struct CorridorRow {
   std::int64_t horizon = 0;
-  std::string method;            // "unweighted", "clip 20", "clip 400", "trajectory selection"
-  double weight_ratio = 1;       // W (1, 20, 400); NaN for trajectory selection
+  std::string method;       // "unweighted", "clip 20", "clip 400", "trajectory selection"
+  double weight_ratio = 1;  // W (1, 20, 400); NaN for trajectory selection
   // The proposition's all-safe probability (population p̄; for selection: the probability that
   // the selection is nonempty, 1 - (1 - P0)^N, as corridor_selection_safe_probability).
   double closed_form = 0;
-  double clone_exact = 0;        // prod_t pi(safe|t) of the clone actually fitted on this pool
-  std::int64_t all_safe = 0, episodes = 0;   // simulated
-  double simulated = 0, low = 0, high = 0;   // all_safe / episodes and its CP interval
+  double clone_exact = 0;  // prod_t pi(safe|t) of the clone actually fitted on this pool
+  std::int64_t all_safe = 0, episodes = 0;  // simulated
+  double simulated = 0, low = 0, high = 0;  // all_safe / episodes and its CP interval
   // Exact E[episodic cost] of the fitted clone, sum_t (1 - pi(safe|t)); also its expected
   // reward (reward = cost = action).
   double expected_cost = 0;
-  std::int64_t selected = -1;    // trajectories kept (selection only), else -1
+  std::int64_t selected = -1;  // trajectories kept (selection only), else -1
 };
 
 struct CorridorStudy {

@@ -10,8 +10,8 @@
 
 namespace ltt::pipeline {
 
-Evaluation summarize_episodes(std::vector<double> returns, std::vector<double> costs,
-                              double budget, double cost_range, double delta) {
+Evaluation summarize_episodes(std::vector<double> returns, std::vector<double> costs, double budget,
+                              double cost_range, double delta) {
   Evaluation e;
   e.delta = delta;
   const auto n = static_cast<std::int64_t>(costs.size());
@@ -41,10 +41,9 @@ Evaluation evaluate_policy(const Task& task, const learning::MlpWeights& policy,
   const auto& widths = policy.shape.widths;
   if (widths.size() < 2 || widths.front() != task.observation_dim ||
       widths.back() != task.action_dim)
-    throw std::invalid_argument(data::cat("evaluate_policy: 'policy' must map ",
-                                          std::to_string(task.observation_dim), " observations to ",
-                                          std::to_string(task.action_dim), " actions for task ",
-                                          task.name));
+    throw std::invalid_argument(data::cat(
+        "evaluate_policy: 'policy' must map ", std::to_string(task.observation_dim),
+        " observations to ", std::to_string(task.action_dim), " actions for task ", task.name));
   const auto E = static_cast<std::size_t>(episodes);
   const auto od = static_cast<std::size_t>(task.observation_dim);
   const auto ad = static_cast<std::size_t>(task.action_dim);

@@ -23,14 +23,14 @@
 namespace ltt::pipeline {
 
 struct Evaluation {
-  std::vector<double> returns;     // episodic return per episode
-  std::vector<double> costs;       // episodic cost per episode
+  std::vector<double> returns;  // episodic return per episode
+  std::vector<double> costs;    // episodic cost per episode
   double mean_return = 0;
   double mean_cost = 0;
-  std::int64_t over_budget = 0;    // episodes with cost > budget
+  std::int64_t over_budget = 0;  // episodes with cost > budget
   double delta = 0.1;
-  double over_budget_upper = 1;    // Clopper-Pearson upper bound on Pr[cost > budget]
-  double cost_upper = 0;           // Maurer-Pontil upper bound on E[cost]
+  double over_budget_upper = 1;  // Clopper-Pearson upper bound on Pr[cost > budget]
+  double cost_upper = 0;         // Maurer-Pontil upper bound on E[cost]
 };
 
 // Rolls `policy` (observation -> action, tanh output in [-1, 1]) out for `episodes` episodes.
@@ -41,7 +41,7 @@ Evaluation evaluate_policy(const Task& task, const learning::MlpWeights& policy,
                            const learning::Backend& backend = learning::eigen_backend());
 
 // The certificates of Evaluation from per-episode costs (what evaluate_policy uses).
-Evaluation summarize_episodes(std::vector<double> returns, std::vector<double> costs,
-                              double budget, double cost_range, double delta);
+Evaluation summarize_episodes(std::vector<double> returns, std::vector<double> costs, double budget,
+                              double cost_range, double delta);
 
 }  // namespace ltt::pipeline

@@ -36,8 +36,8 @@ void check_options(const PipelineOptions& o) {
   require(o.reward_fraction > 0 && o.reward_fraction <= 1, "reward_fraction", "must lie in (0, 1]");
   require(o.certificate_delta > 0 && o.certificate_delta < 1, "certificate_delta",
           "must lie in (0, 1)");
-  require(std::isfinite(o.return_weight_kappa) && o.return_weight_kappa >= 0,
-          "return_weight_kappa", "must be finite and >= 0");
+  require(std::isfinite(o.return_weight_kappa) && o.return_weight_kappa >= 0, "return_weight_kappa",
+          "must be finite and >= 0");
   require(o.threads >= 1, "threads", "must be >= 1");
   require(o.rate_curve_max >= 1, "rate_curve_max", "must be >= 1");
   require(o.validation_draws >= 1, "validation_draws", "must be >= 1");
@@ -82,7 +82,8 @@ LabelsOnlyFilter labels_only_filter(std::span<const float> observations, std::in
   out.final_loss = trained.epoch_loss.empty() ? 0.0 : trained.epoch_loss.back();
   // The value's scoring rule on the classifier's output at every state of the pool.
   const std::vector<float> output = learning::policy_actions(trained.policy, observations, backend);
-  out.scores = curation::trajectory_scores(std::vector<double>(output.begin(), output.end()), offsets);
+  out.scores =
+      curation::trajectory_scores(std::vector<double>(output.begin(), output.end()), offsets);
   out.selection = curation::v_filter(out.scores, calibration);
   return out;
 }
@@ -221,10 +222,10 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
   out.options = options;
   out.task = task_named(options.task);
   if (progress)
-    progress(options.dataset ? cat("reading ", options.dataset->string())
-                             : cat("generating ", std::to_string(options.episodes), " ",
-                                   out.task.name, " episodes (pool seed ",
-                                   std::to_string(options.pool_seed), ")"));
+    progress(options.dataset
+                 ? cat("reading ", options.dataset->string())
+                 : cat("generating ", std::to_string(options.episodes), " ", out.task.name,
+                       " episodes (pool seed ", std::to_string(options.pool_seed), ")"));
   const BehaviorPool pool = load_behavior_pool(out.task, options);
   out.pool_source = pool.source;
   out.pool_episodes = pool.episodes();
@@ -242,9 +243,9 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
                  " transitions, ", std::to_string(pool.unsafe_count), " over the budget ",
                  fixed(out.task.budget, 0)));
   for (std::size_t i = 0; i < options.seeds.size(); ++i) {
-    const std::string prefix = cat("seed ", std::to_string(options.seeds[i]), " (",
-                                   std::to_string(i + 1), "/", std::to_string(options.seeds.size()),
-                                   "): ");
+    const std::string prefix =
+        cat("seed ", std::to_string(options.seeds[i]), " (", std::to_string(i + 1), "/",
+            std::to_string(options.seeds.size()), "): ");
     const ProgressLine seeded = [&](std::string_view line) {
       if (progress) progress(cat(prefix, line));
     };
@@ -276,9 +277,9 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
       summary.data_cost = bootstrap_mean(data_cost, 0.95, 10000, bootstrap_seed);
       summary.cloning_gap = bootstrap_mean(gap, 0.95, 10000, bootstrap_seed);
       summary.within_budget = summary.cost.mean <= out.task.budget;
-      summary.pooled = summarize_episodes(std::move(pooled_returns), std::move(pooled_costs),
-                                          out.task.budget, out.task.cost_range,
-                                          options.certificate_delta);
+      summary.pooled =
+          summarize_episodes(std::move(pooled_returns), std::move(pooled_costs), out.task.budget,
+                             out.task.cost_range, options.certificate_delta);
     }
     out.summary.push_back(summary);
   }

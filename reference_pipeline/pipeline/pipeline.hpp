@@ -65,26 +65,26 @@ namespace ltt::pipeline {
 struct PipelineOptions {
   std::string task = "point-goal";
   std::string preset = "demo";
-  std::int64_t episodes = 1000;          // pool size (generated pools)
-  std::uint64_t pool_seed = 1;           // the behavior pool's seed, shared by every seed
+  std::int64_t episodes = 1000;                  // pool size (generated pools)
+  std::uint64_t pool_seed = 1;                   // the behavior pool's seed, shared by every seed
   std::optional<std::filesystem::path> dataset;  // a DSRL file of the task instead
   std::vector<std::uint64_t> seeds{1};
-  curation::PreferencePairOptions pairs{};       // pairs 1000, H 30 (its seed is overridden)
-  learning::ValueTrainingOptions value{};        // K 3, 256x2, 300 epochs, batch 512, Adam 3e-4
-  learning::PolicyTrainingOptions policy{};      // 256x2, 100 epochs, batch 512
-  std::int64_t calibration_size = 200;           // n
+  curation::PreferencePairOptions pairs{};   // pairs 1000, H 30 (its seed is overridden)
+  learning::ValueTrainingOptions value{};    // K 3, 256x2, 300 epochs, batch 512, Adam 3e-4
+  learning::PolicyTrainingOptions policy{};  // 256x2, 100 epochs, batch 512
+  std::int64_t calibration_size = 200;       // n
   curation::CalibratedSelectionOptions calibration{};  // alpha 0.25, delta 0.1, paper grid, 50
-  double reward_fraction = 0.5;                  // gated sub-selection: top half by return
-  double return_weight_kappa = 2;                // certified return-weighted cloning's clip
-  bool normalize_observations = true;            // z-scored inputs (value, policies, classifier)
+  double reward_fraction = 0.5;                        // gated sub-selection: top half by return
+  double return_weight_kappa = 2;                      // certified return-weighted cloning's clip
+  bool normalize_observations = true;  // z-scored inputs (value, policies, classifier)
   std::int64_t eval_episodes = 100;
-  double certificate_delta = 0.1;                // policy certificates' 1 - confidence
-  std::int64_t rate_curve_max = 2000;            // certification rate plotted for n up to this
-  std::int64_t validation_draws = 2000;          // fresh calibration draws of the guarantee check
-  std::int64_t threads = 2;                      // policies trained / evaluated at once
+  double certificate_delta = 0.1;        // policy certificates' 1 - confidence
+  std::int64_t rate_curve_max = 2000;    // certification rate plotted for n up to this
+  std::int64_t validation_draws = 2000;  // fresh calibration draws of the guarantee check
+  std::int64_t threads = 2;              // policies trained / evaluated at once
   const learning::Backend* backend = &learning::eigen_backend();
-  std::filesystem::path scratch;                 // where a generated pool is written and read back
-  bool keep_pool = false;                        // leave the written pool in scratch
+  std::filesystem::path scratch;  // where a generated pool is written and read back
+  bool keep_pool = false;         // leave the written pool in scratch
 };
 
 // The preset's options for a task: "demo" (about 2 minutes for one seed of point-goal on 2
@@ -94,15 +94,15 @@ PipelineOptions preset_options(std::string_view preset, std::string_view task);
 
 // The behavior pool as the pipeline sees it, after the DSRL round trip.
 struct BehaviorPool {
-  std::string source;                  // the DSRL file read (generated pools: where it was)
+  std::string source;  // the DSRL file read (generated pools: where it was)
   std::int64_t transitions = 0;
   std::int64_t observation_dim = 0, action_dim = 0;
-  std::vector<float> observations;     // transitions x observation_dim
-  std::vector<float> actions;          // transitions x action_dim, clipped to [-1, 1]
-  std::vector<double> step_costs;      // per transition
-  std::vector<std::int64_t> offsets;   // episode i owns rows [offsets[i], offsets[i + 1])
+  std::vector<float> observations;    // transitions x observation_dim
+  std::vector<float> actions;         // transitions x action_dim, clipped to [-1, 1]
+  std::vector<double> step_costs;     // per transition
+  std::vector<std::int64_t> offsets;  // episode i owns rows [offsets[i], offsets[i + 1])
   std::vector<double> episodic_return, episodic_cost;
-  std::vector<std::uint8_t> unsafe;    // cost > budget
+  std::vector<std::uint8_t> unsafe;  // cost > budget
   std::int64_t unsafe_count = 0;
   std::int64_t episodes() const { return static_cast<std::int64_t>(episodic_cost.size()); }
 };
@@ -114,12 +114,12 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
 
 struct MethodResult {
   std::string name;
-  std::int64_t selection_size = 0;        // trajectories cloned
-  std::int64_t transitions = 0;           // rows cloned
-  double selection_unsafe_fraction = 0;   // oracle: share of the selection over budget
-  double final_loss = 0;                  // behavior cloning, last epoch
-  bool same_as_previous = false;          // Calibrated-ungated when the gate refused: not retrained
-  bool refused = false;                   // Return-weighted on an uncertified selection: not run
+  std::int64_t selection_size = 0;       // trajectories cloned
+  std::int64_t transitions = 0;          // rows cloned
+  double selection_unsafe_fraction = 0;  // oracle: share of the selection over budget
+  double final_loss = 0;                 // behavior cloning, last epoch
+  bool same_as_previous = false;         // Calibrated-ungated when the gate refused: not retrained
+  bool refused = false;                  // Return-weighted on an uncertified selection: not run
   // The data's side of the clone's cost: the mean episodic cost of the trajectories cloned
   // (repeats counted), and the clone's mean cost minus it (the cloning gap).
   double data_cost = 0;
@@ -135,10 +135,10 @@ struct MethodResult {
 // the selection keeps the top floor(f N) by score at the calibration sample's safe fraction f
 // (curation::v_filter's rule). Reads no label outside the calibration sample.
 struct LabelsOnlyFilter {
-  std::vector<double> scores;            // per pool trajectory
+  std::vector<double> scores;  // per pool trajectory
   curation::VFilterSelection selection;
-  std::int64_t training_rows = 0;        // states of the n labeled trajectories
-  double final_loss = 0;                 // squared error, last epoch
+  std::int64_t training_rows = 0;  // states of the n labeled trajectories
+  double final_loss = 0;           // squared error, last epoch
 };
 
 // `classifier` gives the hidden widths, epochs, batch, seed and normalization; its other
@@ -153,11 +153,11 @@ LabelsOnlyFilter labels_only_filter(std::span<const float> observations, std::in
 // ensemble trained on them, and the trajectory scores g = mean V-bar.
 struct ScoreStage {
   std::int64_t pairs = 0, pair_attempts = 0, pair_ties = 0;
-  std::vector<double> value_final_loss;   // per member, last epoch
-  double pair_accuracy = 0;               // V-bar on the training pairs
-  double score_cost_spearman = 0;         // g against episodic cost over the pool (oracle)
-  std::vector<double> scores;             // g(tau) per trajectory
-  learning::ValueEnsemble value;          // the ensemble that scored them (raw observation rows)
+  std::vector<double> value_final_loss;  // per member, last epoch
+  double pair_accuracy = 0;              // V-bar on the training pairs
+  double score_cost_spearman = 0;        // g against episodic cost over the pool (oracle)
+  std::vector<double> scores;            // g(tau) per trajectory
+  learning::ValueEnsemble value;         // the ensemble that scored them (raw observation rows)
 };
 
 // Stage `certify` (sections 4.2-4.3): the n labels drawn and the calibrated selection, a
@@ -186,25 +186,25 @@ struct Diagnostics {
   // selection holds no unsafe trajectory), what a failed clone's cost can be set against.
   std::optional<double> unsafe_member_cost;
   std::vector<curation::ValidationStep> grid;  // every grid step: quantile, N_j, U_j
-  double purity_margin = 0;               // alpha - min_j U_j / N_j
-  double first_step_rate = 0;             // certification_rate(N, N_1, U_1, n, alpha, delta)
-  std::vector<double> rate_curve;         // the same for n = 0 .. rate_curve_max (<= N)
+  double purity_margin = 0;                    // alpha - min_j U_j / N_j
+  double first_step_rate = 0;                  // certification_rate(N, N_1, U_1, n, alpha, delta)
+  std::vector<double> rate_curve;              // the same for n = 0 .. rate_curve_max (<= N)
   curation::ProportionEstimate resampled_certification, resampled_false_certification;
-  double realized_unsafe_fraction = 0;    // share of the returned selection over budget
+  double realized_unsafe_fraction = 0;  // share of the returned selection over budget
 };
 
 // One seed: what each stage returned, side by side.
 struct SeedResult : ScoreStage, CertifyStage, CurateStage, Diagnostics {
   std::uint64_t seed = 0;
-  LabelsOnlyFilter labels_only;           // the labels-only control
-  std::vector<MethodResult> methods;      // stage `clone_and_evaluate`, in table order
+  LabelsOnlyFilter labels_only;       // the labels-only control
+  std::vector<MethodResult> methods;  // stage `clone_and_evaluate`, in table order
   std::vector<std::pair<std::string, double>> seconds;  // wall time per stage
 };
 
 struct MethodSummary {
   std::string name;
-  Interval reward, cost;          // over seeds: mean and 95% bootstrap CI
-  bool within_budget = false;     // mean cost <= budget (the paper's convention)
+  Interval reward, cost;       // over seeds: mean and 95% bootstrap CI
+  bool within_budget = false;  // mean cost <= budget (the paper's convention)
   Interval selection_size;
   Interval data_cost, cloning_gap;  // over the seeds that cloned
   std::int64_t refused_seeds = 0;   // Return-weighted: seeds whose selection was uncertified
@@ -221,10 +221,10 @@ struct PipelineResult {
   std::int64_t pool_episodes = 0, pool_transitions = 0, pool_unsafe = 0;
   double pool_mean_return = 0, pool_mean_cost = 0;
   std::string pool_source;
-  std::vector<double> pool_cost;                // episodic cost per trajectory
-  std::vector<std::uint8_t> pool_unsafe_bits;   // cost > budget
+  std::vector<double> pool_cost;               // episodic cost per trajectory
+  std::vector<std::uint8_t> pool_unsafe_bits;  // cost > budget
   std::vector<SeedResult> seeds;
-  std::vector<MethodSummary> summary;    // methods in table order
+  std::vector<MethodSummary> summary;  // methods in table order
   std::int64_t certified_seeds = 0;
   double seconds = 0;
 };
@@ -278,8 +278,16 @@ std::vector<MethodResult> clone_and_evaluate(const Task& task, const BehaviorPoo
 // PipelineResult::summary. Names and selections come from one table (pipeline/seed_stages.cpp),
 // whose rows carry their Method, checked against their position at compile time.
 enum class Method : std::size_t {
-  bc_all, bc_safe, v_filter, calibrated, calibrated_ungated, return_weighted, labels_only,
-  random, top_return, bottom_return
+  bc_all,
+  bc_safe,
+  v_filter,
+  calibrated,
+  calibrated_ungated,
+  return_weighted,
+  labels_only,
+  random,
+  top_return,
+  bottom_return
 };
 inline constexpr std::size_t method_count = 10;
 extern const std::array<std::string_view, method_count> method_list;

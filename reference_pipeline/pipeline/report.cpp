@@ -40,9 +40,12 @@ std::string seeds_text(const PipelineResult& r) {
 
 std::string_view verdict_text(Verdict v) {
   switch (v) {
-    case Verdict::holds: return "holds";
-    case Verdict::fails: return "does not hold";
-    case Verdict::undetermined: return "undetermined at this number of seeds";
+    case Verdict::holds:
+      return "holds";
+    case Verdict::fails:
+      return "does not hold";
+    case Verdict::undetermined:
+      return "undetermined at this number of seeds";
   }
   return "undetermined at this number of seeds";
 }
@@ -69,7 +72,8 @@ Verdict verdict_if(Standing s, Standing wanted) {
 // "mean cost 12.10, 95% interval [10.20, 14.00] over 3 seeds" or why there is no interval.
 std::string cost_evidence(const MethodSummary* m) {
   if (!m || m->cost.samples == 0) return "not cloned on any seed";
-  if (m->cost.samples == 1) return cat("mean cost ", fixed(m->cost.mean, 2), " on one seed (no interval)");
+  if (m->cost.samples == 1)
+    return cat("mean cost ", fixed(m->cost.mean, 2), " on one seed (no interval)");
   return cat("mean cost ", fixed(m->cost.mean, 2), ", 95% interval [", fixed(m->cost.low, 2), ", ",
              fixed(m->cost.high, 2), "] over ", std::to_string(m->cost.samples), " seeds");
 }
@@ -92,12 +96,11 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
                       cat(cost_evidence(cal), against)});
   if (safe && cal) {
     const Standing s = standing(safe, b), c = standing(cal, b);
-    claims.push_back({"the calibrated clone is within budget exactly when BC-Safe (full labels) is",
-                      s == Standing::undetermined || c == Standing::undetermined
-                          ? Verdict::undetermined
-                          : verdict(s == c),
-                      cat("BC-Safe ", cost_evidence(safe), "; Calibrated ", cost_evidence(cal),
-                          against)});
+    claims.push_back(
+        {"the calibrated clone is within budget exactly when BC-Safe (full labels) is",
+         s == Standing::undetermined || c == Standing::undetermined ? Verdict::undetermined
+                                                                    : verdict(s == c),
+         cat("BC-Safe ", cost_evidence(safe), "; Calibrated ", cost_evidence(cal), against)});
   }
   // The gate's premise (section 4.4): on a certified, hence clean, selection the top half by
   // return stays clean. Checked on the oracle composition of each certified seed's sub-selection.
@@ -107,11 +110,12 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
       if (s.calibrated.certificate.certified)
         for (const MethodResult& m : s.methods)
           if (m.name == "Calibrated") worst = std::max(worst, m.selection_unsafe_fraction);
-    claims.push_back({"the gated top-half-by-return sub-selection of a certified selection stays "
-                      "at most alpha unsafe",
-                      verdict(worst <= r.options.calibration.alpha),
-                      cat("worst realized unsafe fraction ", fixed(worst, 3),
-                          " (oracle) against alpha ", fixed(r.options.calibration.alpha, 2))});
+    claims.push_back(
+        {"the gated top-half-by-return sub-selection of a certified selection stays "
+         "at most alpha unsafe",
+         verdict(worst <= r.options.calibration.alpha),
+         cat("worst realized unsafe fraction ", fixed(worst, 3), " (oracle) against alpha ",
+             fixed(r.options.calibration.alpha, 2))});
   }
   // Proposition "guarantee" on this pool and score: resampled false certification at most
   // delta, up to the Monte Carlo interval (its lower end above delta would refute it).
@@ -149,14 +153,14 @@ std::vector<Claim> check_claims(const PipelineResult& r) {
                       cat(evidence, "; a refusal returns the Clopper-Pearson fallback, flagged")});
   else if (negative == 0)
     claims.push_back({"positive purity margin: the procedure certifies",
-                      verdict(r.certified_seeds > 0),
-                      evidence});
+                      verdict(r.certified_seeds > 0), evidence});
   return claims;
 }
 
 std::string summary_table(const PipelineResult& r) {
   std::ostringstream md;
-  md << "| method | trajectories | reward | cost | data cost | cloning gap | budget | within budget |\n"
+  md << "| method | trajectories | reward | cost | data cost | cloning gap | budget | within "
+        "budget |\n"
      << "|---|---:|---:|---:|---:|---:|---:|:---:|\n";
   for (const MethodSummary& m : r.summary) {
     std::string size = m.selection_size.samples ? fixed(m.selection_size.mean, 0) : "0";
@@ -167,7 +171,10 @@ std::string summary_table(const PipelineResult& r) {
     md << "| " << m.name << " | " << size << " | " << with_ci(m.reward) << " | " << with_ci(m.cost)
        << " | " << with_ci(m.data_cost) << " | " << with_ci(m.cloning_gap) << " | "
        << fixed(r.task.budget, 0) << " | "
-       << (m.cost.samples == 0 ? "n/a" : m.within_budget ? "**yes**" : "no") << " |\n";
+       << (m.cost.samples == 0 ? "n/a"
+           : m.within_budget   ? "**yes**"
+                               : "no")
+       << " |\n";
   }
   return md.str();
 }
@@ -184,8 +191,8 @@ std::string unsafe_members_line(const PipelineResult& r, const SeedResult& s) {
   if (!s.unsafe_member_cost) return cat("no unsafe member among its ", std::to_string(size));
   return cat(std::to_string(unsafe), " unsafe of ", std::to_string(size), ", averaging ",
              budget > 0 ? cat(fixed(*s.unsafe_member_cost / budget, 2), " B") : "n/a B",
-             " (mean episodic cost ", fixed(*s.unsafe_member_cost, 2), ", budget B = ",
-             fixed(budget, 0), ")");
+             " (mean episodic cost ", fixed(*s.unsafe_member_cost, 2),
+             ", budget B = ", fixed(budget, 0), ")");
 }
 
 }  // namespace
@@ -199,19 +206,21 @@ std::string certificate_line(const SeedResult& s) {
                std::to_string(c.selection_size), " trajectories");
   const curation::CertificateStep& st = c.steps[static_cast<std::size_t>(*c.certified_step)];
   return cat("certified at quantile ", fixed(c.quantile, 2), ": ", std::to_string(c.selection_size),
-             " of ", std::to_string(c.pool_size), " trajectories (p = ", fixed(st.p, 4), " at m = ",
-             std::to_string(st.m), ", k = ", std::to_string(st.k),
+             " of ", std::to_string(c.pool_size), " trajectories (p = ", fixed(st.p, 4),
+             " at m = ", std::to_string(st.m), ", k = ", std::to_string(st.k),
              "); gated top half by return: ", std::to_string(s.gated.selected.size()));
 }
 
 std::string run_summary(const PipelineResult& r) {
   std::ostringstream out;
   out << r.task.name << ": " << r.pool_episodes << " episodes, " << r.pool_unsafe
-      << " over the budget " << fixed(r.task.budget, 0) << "; alpha = "
-      << fixed(r.options.calibration.alpha, 2) << ", delta = " << fixed(r.options.calibration.delta, 2)
+      << " over the budget " << fixed(r.task.budget, 0)
+      << "; alpha = " << fixed(r.options.calibration.alpha, 2)
+      << ", delta = " << fixed(r.options.calibration.delta, 2)
       << ", n = " << r.options.calibration_size << "\n\n"
       << summary_table(r) << "\n";
-  for (const SeedResult& s : r.seeds) out << "seed " << s.seed << ": " << certificate_line(s) << "\n";
+  for (const SeedResult& s : r.seeds)
+    out << "seed " << s.seed << ": " << certificate_line(s) << "\n";
   out << "\n";
   for (const Claim& c : check_claims(r))
     out << verdict_text(c.verdict) << ": " << c.statement << " (" << c.evidence << ")\n";
@@ -241,10 +250,10 @@ std::string setting_section(const PipelineResult& r) {
              ? "z-scored per column for the value, the clones and the labels-only classifier "
                "(standard practice; the paper does not state a normalization)"
              : "raw (--raw-observations: no normalization anywhere)")
-     << "; return-weighted kappa = " << fixed(o.return_weight_kappa, 1) << "; n = "
-     << o.calibration_size
-     << " calibration labels; alpha = " << fixed(o.calibration.alpha, 2) << ", delta = "
-     << fixed(o.calibration.delta, 2) << "; " << o.eval_episodes
+     << "; return-weighted kappa = " << fixed(o.return_weight_kappa, 1)
+     << "; n = " << o.calibration_size
+     << " calibration labels; alpha = " << fixed(o.calibration.alpha, 2)
+     << ", delta = " << fixed(o.calibration.delta, 2) << "; " << o.eval_episodes
      << " evaluation episodes per policy; backend " << o.backend->name() << ".\n\n";
   return md.str();
 }
@@ -329,16 +338,16 @@ std::string returned_and_diagnostics(const SeedResult& s) {
   md << " Gate: " << curation::gate_outcome_name(s.gated.outcome)
      << (s.gated.outcome == curation::GateOutcome::refused
              ? " (the reward-aware sub-selection runs only on a certified selection)"
-             : cat(", top ", fixed(100 * s.gated.fraction, 0), "% by return kept: ",
-                   std::to_string(s.gated.selected.size()), " trajectories"))
+             : cat(", top ", fixed(100 * s.gated.fraction, 0),
+                   "% by return kept: ", std::to_string(s.gated.selected.size()), " trajectories"))
      << ".\n\n"
      << "Guarantee check (oracle): on " << s.resampled_certification.trials
      << " fresh calibration draws of n = " << c.calibration_size
      << " on this pool and score, the walk certified " << proportion(s.resampled_certification)
      << " of the time (closed form " << fixed(s.first_step_rate, 3)
      << ") and certified a selection more than alpha unsafe "
-     << proportion(s.resampled_false_certification) << " of the time (at most delta = "
-     << fixed(c.delta, 2) << " by the guarantee).\n\n"
+     << proportion(s.resampled_false_certification)
+     << " of the time (at most delta = " << fixed(c.delta, 2) << " by the guarantee).\n\n"
      << "Oracle diagnostics: purity margin alpha - min_j U_j/N_j = " << fixed(s.purity_margin, 3)
      << "; closed-form certification rate at n = " << c.calibration_size << ": "
      << fixed(s.first_step_rate, 3) << "; Spearman(score, cost) over the pool "
@@ -401,8 +410,9 @@ std::string pooled_policy_section(const PipelineResult& r) {
      << "The same two bounds on the evaluation episodes of every seed of a method taken "
         "together (paper, appendix \"Certificates on the deployed policy\"): they bound the "
         "policy that deploys one of the seeds' clones at random, each seed contributing "
-     << r.options.eval_episodes << " episodes. Range of the Maurer-Pontil bound: "
-     << fixed(r.task.cost_range, 0) << " (horizon x the largest per-step cost, a priori).\n\n"
+     << r.options.eval_episodes
+     << " episodes. Range of the Maurer-Pontil bound: " << fixed(r.task.cost_range, 0)
+     << " (horizon x the largest per-step cost, a priori).\n\n"
      << "| method | seeds | episodes over budget | Pr[cost > budget] <= | E[cost] <= |\n"
         "|---|---:|---:|---:|---:|\n";
   for (const MethodSummary& m : r.summary) {

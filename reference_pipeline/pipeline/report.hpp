@@ -39,8 +39,8 @@ SeedArtifacts seed_artifacts(std::uint64_t seed);
 std::string summary_table(const PipelineResult& result);
 // What `ltt pipeline` prints: the table, one line per seed on its certificate, and the claims.
 std::string run_summary(const PipelineResult& result);
-std::string score_cost_svg(const PipelineResult& result);         // the first seed
-std::string certification_rate_svg(const PipelineResult& result); // the first seed
+std::string score_cost_svg(const PipelineResult& result);          // the first seed
+std::string certification_rate_svg(const PipelineResult& result);  // the first seed
 std::string methods_svg(const PipelineResult& result);
 std::string cost_histogram_svg(const PipelineResult& result);
 

@@ -96,18 +96,19 @@ ScoreStage score(const BehaviorPool& pool, const PipelineOptions& options, std::
   r.pair_attempts = drawn.attempts;
   r.pair_ties = drawn.ties_skipped;
   if (r.pairs == 0)
-    throw std::invalid_argument("pipeline: no preference pair could be drawn (every segment pair "
-                                "tied in cost); the pool has no cost contrast");
+    throw std::invalid_argument(
+        "pipeline: no preference pair could be drawn (every segment pair "
+        "tied in cost); the pool has no cost contrast");
   learning::SafetyValueOptions value_options;
   value_options.value = options.value;
   value_options.value.seed = seeds.value;
   value_options.value.threads = options.threads;
   value_options.held_out_fraction = 0;
   value_options.normalize_observations = options.normalize_observations;
-  say(progress, cat("value ensemble: ", std::to_string(value_options.value.members), " members, ",
-                    std::to_string(value_options.value.epochs), " epochs on ",
-                    std::to_string(r.pairs), " preference pairs (H = ",
-                    std::to_string(pair_options.segment_length), ")"));
+  say(progress,
+      cat("value ensemble: ", std::to_string(value_options.value.members), " members, ",
+          std::to_string(value_options.value.epochs), " epochs on ", std::to_string(r.pairs),
+          " preference pairs (H = ", std::to_string(pair_options.segment_length), ")"));
   const learning::Backend& backend = *options.backend;
   const std::int64_t od = pool.observation_dim;
   learning::SafetyValue value =
@@ -115,8 +116,8 @@ ScoreStage score(const BehaviorPool& pool, const PipelineOptions& options, std::
   for (const auto& losses : value.epoch_loss)
     r.value_final_loss.push_back(losses.empty() ? 0.0 : losses.back());
   r.pair_accuracy = value.train.accuracy;
-  r.scores = learning::trajectory_scores(value.ensemble, pool.observations, od, pool.offsets, {},
-                                         backend);
+  r.scores =
+      learning::trajectory_scores(value.ensemble, pool.observations, od, pool.offsets, {}, backend);
   r.score_cost_spearman = spearman(r.scores, pool.episodic_cost);
   r.value = std::move(value.ensemble);
   return r;
@@ -209,7 +210,8 @@ std::vector<std::int64_t> by_return(std::span<const double> returns, std::int64_
   std::vector<std::int64_t> order(returns.size());
   std::iota(order.begin(), order.end(), std::int64_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    const double ra = returns[static_cast<std::size_t>(a)], rb = returns[static_cast<std::size_t>(b)];
+    const double ra = returns[static_cast<std::size_t>(a)],
+                 rb = returns[static_cast<std::size_t>(b)];
     return end == ReturnEnd::top ? ra > rb : ra < rb;
   });
   order.resize(static_cast<std::size_t>(K));
@@ -248,7 +250,9 @@ constexpr MethodRow method_table[] = {
        return all;
      }},
     {Method::bc_safe, "BC-Safe",
-     [](const BehaviorPool& pool, const SeedResult&) -> Selected { return safe_trajectories(pool); }},
+     [](const BehaviorPool& pool, const SeedResult&) -> Selected {
+       return safe_trajectories(pool);
+     }},
     {Method::v_filter, "V-filter",
      [](const BehaviorPool&, const SeedResult& s) -> Selected { return s.v_filter.selected; }},
     {Method::calibrated, "Calibrated",
@@ -343,9 +347,7 @@ bool same_as_previous(std::span<const MethodSelection> selections, std::size_t m
 
 constexpr std::array<std::string_view, method_count> method_list = table_names();
 
-std::vector<std::string> method_names() {
-  return {method_list.begin(), method_list.end()};
-}
+std::vector<std::string> method_names() { return {method_list.begin(), method_list.end()}; }
 
 std::vector<MethodSelection> method_selections(const BehaviorPool& pool, const SeedResult& seed) {
   std::vector<MethodSelection> out;

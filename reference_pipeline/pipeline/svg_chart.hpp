@@ -21,20 +21,20 @@
 namespace ltt::pipeline {
 
 struct Series {
-  std::string label;                  // legend entry; empty: none
+  std::string label;  // legend entry; empty: none
   std::vector<double> x, y;
   enum class Kind { points, line } kind = Kind::line;
   std::string color;                  // CSS color; empty: palette colour by series index
   std::vector<double> y_low, y_high;  // optional error bars, same size as y; empty: none
   bool dashed = false;
-  double radius = 3;                  // points only
+  double radius = 3;  // points only
 };
 
 struct ReferenceLine {
   // x: vertical line at x = value; y: horizontal at y = value
   enum class Axis { x, y } axis = Axis::y;
   double value = 0;
-  std::string label;                  // drawn next to the line; empty: none
+  std::string label;  // drawn next to the line; empty: none
   std::string color = "#555555";
   bool dashed = true;
   double width = 1;
@@ -44,7 +44,7 @@ struct Chart {
   std::string title, x_label, y_label;
   std::vector<Series> series;
   std::vector<ReferenceLine> lines;
-  bool log_x = false;                 // log10 axis; non-positive x values are skipped
+  bool log_x = false;  // log10 axis; non-positive x values are skipped
   // default: data range (series + lines) padded 5%
   std::optional<double> x_min, x_max, y_min, y_max;
   int width = 640, height = 400;
@@ -62,12 +62,12 @@ SvgFigure figure(const Chart& chart);
 
 struct BarChart {
   std::string title, y_label;
-  std::vector<std::string> categories;   // one bar each, labels under the bars (rotate if long)
-  std::vector<double> value;             // bar heights, one per category
-  std::vector<double> low, high;         // optional interval whiskers; empty: none
-  std::vector<std::string> color;        // optional per bar; empty: palette
-  std::vector<ReferenceLine> lines;      // horizontal (Axis::y) lines, e.g. the cost budget
-  std::optional<double> y_min, y_max;    // default: 0 (or the minimum if negative) .. max padded
+  std::vector<std::string> categories;  // one bar each, labels under the bars (rotate if long)
+  std::vector<double> value;            // bar heights, one per category
+  std::vector<double> low, high;        // optional interval whiskers; empty: none
+  std::vector<std::string> color;       // optional per bar; empty: palette
+  std::vector<ReferenceLine> lines;     // horizontal (Axis::y) lines, e.g. the cost budget
+  std::optional<double> y_min, y_max;   // default: 0 (or the minimum if negative) .. max padded
   int width = 640, height = 400;
 };
 

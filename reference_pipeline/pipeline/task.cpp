@@ -18,7 +18,8 @@ class Adapter final : public Environment {
   void observation(std::span<float> out) const override {
     const auto o = env_.observation();
     if (out.size() != o.size())
-      throw std::invalid_argument("Environment::observation: 'out' must hold observation_dim floats");
+      throw std::invalid_argument(
+          "Environment::observation: 'out' must hold observation_dim floats");
     std::copy(o.begin(), o.end(), out.begin());
   }
   tasks::Step step(std::span<const double> action) override { return env_.step(action); }
@@ -91,8 +92,8 @@ std::string task_names() {
 const Task& task_named(std::string_view name) {
   for (const Task& t : registry())
     if (t.name == name) return t;
-  throw std::invalid_argument(data::cat("task_named: 'task' = \"", name,
-                                        "\" is not a built-in task (", task_names(), ")"));
+  throw std::invalid_argument(
+      data::cat("task_named: 'task' = \"", name, "\" is not a built-in task (", task_names(), ")"));
 }
 
 }  // namespace ltt::pipeline

@@ -39,10 +39,10 @@ class Environment {
 struct Task {
   std::string name;
   std::string summary;
-  double budget = 0;                // an episode is unsafe when its cost exceeds this
-  std::int64_t horizon = 0;         // steps per episode (time limit)
+  double budget = 0;         // an episode is unsafe when its cost exceeds this
+  std::int64_t horizon = 0;  // steps per episode (time limit)
   std::int64_t observation_dim = 0;
-  std::int64_t action_dim = 0;      // actions in [-1, 1]^action_dim
+  std::int64_t action_dim = 0;  // actions in [-1, 1]^action_dim
   // Episodic cost lies in [0, cost_range] for every policy (cost <= 1 per step): the range the
   // Maurer-Pontil bound needs, fixed before any episode is seen.
   double cost_range = 0;

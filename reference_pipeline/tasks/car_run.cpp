@@ -73,7 +73,8 @@ Step CarRun::step(std::span<const double> action) {
   if (done()) throw std::logic_error("CarRun::step: the episode has ended");
   if (action.size() != static_cast<std::size_t>(action_dim))
     throw std::invalid_argument("CarRun::step: 'action' must have 2 components");
-  const double steer = std::clamp(action[0], -1.0, 1.0), throttle = std::clamp(action[1], -1.0, 1.0);
+  const double steer = std::clamp(action[0], -1.0, 1.0),
+               throttle = std::clamp(action[1], -1.0, 1.0);
   s_ = std::clamp(s_ + 2 * throttle * dt, 0.0, max_speed);
   const double v = speed();
   theta_ += steer * v * dt;

@@ -5,8 +5,8 @@
 // cruise speed s <- clamp(s + 2 throttle dt, 0, 3); the rolling road swings the speed over
 // ground around it, v = s (1 + 0.3 w(x / 3)), w the triangle wave of period 1 and range
 // [-1, 1] (w(0) = 0, rising), as a legged runner's speed swings within its stride in DSRL's
-// velocity tasks. theta <- theta + steer v dt;  x <- x + v cos(theta) dt;  y <- y + v sin(theta) dt.
-// Start: x = 0, y uniform in [-0.3, 0.3], theta uniform in [-0.1, 0.1], s = 0 (from the seed).
+// velocity tasks. theta <- theta + steer v dt;  x <- x + v cos(theta) dt;  y <- y + v sin(theta)
+// dt. Start: x = 0, y uniform in [-0.3, 0.3], theta uniform in [-0.1, 0.1], s = 0 (from the seed).
 // Observation (6 dims): v / 1.5 (speed over the limit's); the lateral quantities in units of
 // 0.1, y / 0.1, sin(theta) / 0.1, v sin(theta) / (1.5 * 0.1) (the behavior keeps within about
 // 0.1 of the centre line, so these read of order 1 like the rest); and the road's phase
@@ -31,8 +31,7 @@ class CarRun {
   static constexpr std::int64_t observation_dim = 6, action_dim = 2, horizon = 200;
   static constexpr double budget = 5;
   static constexpr double dt = 0.1, lane_limit = 1.0, speed_limit = 1.5, max_speed = 3.0,
-                          swing = 0.3, road_period = 3.0,
-                          lateral_scale = 0.1;
+                          swing = 0.3, road_period = 3.0, lateral_scale = 0.1;
 
   explicit CarRun(std::uint64_t start_seed);
 

@@ -61,7 +61,8 @@ double corridor_cloned_safe_probability(double p, double w) {
   if (!(p > 0 && p < 1))
     throw std::invalid_argument("corridor: 'marginal_safe_probability' must be in (0, 1), got " +
                                 std::to_string(p));
-  if (!(w > 0) || std::isinf(w)) throw std::invalid_argument("corridor: 'weight_ratio' must be positive and finite");
+  if (!(w > 0) || std::isinf(w))
+    throw std::invalid_argument("corridor: 'weight_ratio' must be positive and finite");
   return p * w / (p * w + (1 - p));
 }
 
@@ -74,8 +75,8 @@ double corridor_selection_safe_probability(const CorridorSpec& spec, std::int64_
   check(spec);
   check_count("trajectories", n);
   const double q = spec.expert_mass;
-  const double p0 = q + (1 - q) * std::exp(static_cast<double>(spec.horizon) *
-                                           std::log(spec.safe_probability));
+  const double p0 =
+      q + (1 - q) * std::exp(static_cast<double>(spec.horizon) * std::log(spec.safe_probability));
   // 1 - (1 - P0)^N without cancellation: -expm1(N log1p(-P0)).
   return -std::expm1(static_cast<double>(n) * std::log1p(-p0));
 }
@@ -87,7 +88,7 @@ double corridor_selection_safe_lower_bound(const CorridorSpec& spec, std::int64_
 }
 
 TaskPool generate_corridor(const CorridorSpec& spec, std::int64_t trajectories,
-                                    std::uint64_t seed) {
+                           std::uint64_t seed) {
   check(spec);
   check_count("trajectories", trajectories);
   std::mt19937_64 rng(seed);
@@ -105,7 +106,8 @@ TaskPool generate_corridor(const CorridorSpec& spec, std::int64_t trajectories,
 }
 
 std::vector<double> corridor_ratio_weights(const data::DsrlDataset& pool, double w) {
-  if (!(w > 0) || std::isinf(w)) throw std::invalid_argument("corridor: 'weight_ratio' must be positive and finite");
+  if (!(w > 0) || std::isinf(w))
+    throw std::invalid_argument("corridor: 'weight_ratio' must be positive and finite");
   const Rows r = rows_of(pool);
   std::vector<double> weights(r.action.size());
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = r.action[i] == 0 ? w : 1.0;

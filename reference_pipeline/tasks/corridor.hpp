@@ -46,8 +46,7 @@ double corridor_selection_safe_probability(const CorridorSpec& spec, std::int64_
 double corridor_selection_safe_lower_bound(const CorridorSpec& spec, std::int64_t trajectories);
 
 // N behavior trajectories of the mixture, seeded.
-TaskPool generate_corridor(const CorridorSpec& spec, std::int64_t trajectories,
-                                    std::uint64_t seed);
+TaskPool generate_corridor(const CorridorSpec& spec, std::int64_t trajectories, std::uint64_t seed);
 
 // A tabular policy: probability of the safe action at each time index.
 struct CorridorPolicy {

@@ -17,8 +17,8 @@ EpisodeLog::EpisodeLog(std::int64_t observation_dim, std::int64_t action_dim)
 void EpisodeLog::add(std::span<const float> observation, std::span<const float> action,
                      double reward, double cost, std::span<const float> next_observation,
                      bool terminal, bool timeout) {
-  if (std::ssize(observation) != observation_dim_ || std::ssize(next_observation) != observation_dim_ ||
-      std::ssize(action) != action_dim_)
+  if (std::ssize(observation) != observation_dim_ ||
+      std::ssize(next_observation) != observation_dim_ || std::ssize(action) != action_dim_)
     throw std::invalid_argument("EpisodeLog::add: observation or action of the wrong size");
   observations_.insert(observations_.end(), observation.begin(), observation.end());
   next_observations_.insert(next_observations_.end(), next_observation.begin(),

@@ -118,8 +118,8 @@ std::array<float, PointGoal::observation_dim> PointGoal::observation() const {
     if (distance >= lidar_range) continue;
     double bearing = std::atan2(d.x * f.n.x + d.y * f.n.y, d.x * f.e.x + d.y * f.e.y);
     if (bearing < 0) bearing += two_pi;
-    const auto bin = std::min<std::int64_t>(static_cast<std::int64_t>(bearing / two_pi * lidar_bins),
-                                            lidar_bins - 1);
+    const auto bin = std::min<std::int64_t>(
+        static_cast<std::int64_t>(bearing / two_pi * lidar_bins), lidar_bins - 1);
     float& slot = o[static_cast<std::size_t>(3 + bin)];
     slot = std::max(slot, static_cast<float>(1 - distance / lidar_range));
   }
@@ -171,21 +171,11 @@ constexpr std::array<PointGoalCalibration, 21> calibration{{
     {0.00, 10.7842, 0.1211},  // measured 10.6974
     {0.05, 10.7842, 0.1214},  // measured 10.8250
     {0.10, 10.7842, 0.1210},  // measured 10.8301
-    {0.15, 10.7214, 0.1210},
-    {0.20, 10.3236, 0.1184},
-    {0.25, 9.6741, 0.1124},
-    {0.30, 8.8655, 0.1039},
-    {0.35, 7.7699, 0.0930},
-    {0.40, 6.4697, 0.0777},
-    {0.45, 5.1795, 0.0944},
-    {0.50, 3.8952, 0.1131},
-    {0.55, 2.4722, 0.0694},
-    {0.60, 1.3499, 0.0667},
-    {0.65, 0.4983, 0.0578},
-    {0.70, 0.2321, 0.0321},
-    {0.75, 0.1966, 0.0280},
-    {0.80, 0.1494, 0.0251},
-    {0.85, 0.1257, 0.0179},
+    {0.15, 10.7214, 0.1210}, {0.20, 10.3236, 0.1184}, {0.25, 9.6741, 0.1124},
+    {0.30, 8.8655, 0.1039},  {0.35, 7.7699, 0.0930},  {0.40, 6.4697, 0.0777},
+    {0.45, 5.1795, 0.0944},  {0.50, 3.8952, 0.1131},  {0.55, 2.4722, 0.0694},
+    {0.60, 1.3499, 0.0667},  {0.65, 0.4983, 0.0578},  {0.70, 0.2321, 0.0321},
+    {0.75, 0.1966, 0.0280},  {0.80, 0.1494, 0.0251},  {0.85, 0.1257, 0.0179},
     {0.90, 0.1196, 0.0163},  // measured 0.1132
     {0.95, 0.1196, 0.0178},  // measured 0.1132
     {1.00, 0.1196, 0.0311},  // measured 0.1323
@@ -205,7 +195,8 @@ double point_goal_caution(double threshold) {
     const PointGoalCalibration &a = calibration[i], &b = calibration[i + 1];
     if (b.mean_cost > threshold) continue;
     if (a.mean_cost == b.mean_cost) return a.caution;  // a flat row: its least caution
-    return a.caution + (b.caution - a.caution) * (a.mean_cost - threshold) / (a.mean_cost - b.mean_cost);
+    return a.caution +
+           (b.caution - a.caution) * (a.mean_cost - threshold) / (a.mean_cost - b.mean_cost);
   }
   // Below every row: no member is that cheap in expectation; the most cautious comes closest.
   return calibration.back().caution;

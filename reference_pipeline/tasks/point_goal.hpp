@@ -45,7 +45,9 @@ class PointGoal {
   // Action components (goal frame) are clipped to [-1, 1]. Stepping after the end throws.
   Step step(std::span<const double> action);
 
-  struct Vec { double x = 0, y = 0; };
+  struct Vec {
+    double x = 0, y = 0;
+  };
   Vec position() const { return p_; }
   Vec velocity() const { return v_; }
   Vec goal() const { return goal_; }

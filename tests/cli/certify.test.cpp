@@ -151,8 +151,8 @@ TEST_CASE("ltt certify --json: \"delta\":0.1, and every number read back bit for
   const cur::Certificate c = library(options).certificate;
   const ltt::CertificateTriple t = ltt::certificate_triple(
       2000, c.steps.front().N, c.steps.front().m, c.steps.front().k, 200, c.alpha, c.delta);
-  std::vector<double> expected = {c.threshold, c.quantile, c.alpha, c.delta, t.r_hat, t.r_lo,
-                                  t.conditional_bound};
+  std::vector<double> expected = {c.threshold, c.quantile,         c.alpha, c.delta, t.r_hat,
+                                  t.r_lo,      t.conditional_bound};
   for (const cur::CertificateStep& s : c.steps) {
     expected.push_back(s.quantile);
     expected.push_back(s.lambda);
@@ -170,7 +170,8 @@ TEST_CASE("ltt certify --json: \"delta\":0.1, and every number read back bit for
                    "' '.join(__import__('struct').pack('>d', x).hex() for x in "
                    "[d['threshold'], d['quantile'], d['alpha'], d['delta'], d['triple']['r_hat'], "
                    "d['triple']['r_lo'], d['triple']['conditional_bound']] + "
-                   "[x for s in d['steps'] for x in (s['quantile'], s['lambda'], s['p'])])") == bits);
+                   "[x for s in d['steps'] for x in (s['quantile'], s['lambda'], s['p'])])") ==
+        bits);
 }
 
 TEST_CASE("ltt certify --json: the library's certificate and selection, both files written") {
@@ -408,8 +409,8 @@ TEST_CASE("ltt certify: a .npy pool of scores (id = row) and a .npy mask") {
                              "' -c 'import numpy as np, sys; m = np.load(sys.argv[1]); "
                              "print(m.dtype, m.shape, int(m.sum()))' '" +
                              (certify_dir() / "sel.npy").string() + "'");
-  CHECK(numpy.out == "uint8 (" + std::to_string(p.size()) + ",) " +
-                         std::to_string(selected.size()) + "\n");
+  CHECK(numpy.out ==
+        "uint8 (" + std::to_string(p.size()) + ",) " + std::to_string(selected.size()) + "\n");
 }
 
 TEST_CASE("ltt certify --draw: the library's seeded draw, labels from cost > budget") {

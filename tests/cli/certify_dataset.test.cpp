@@ -36,9 +36,9 @@ fs::path dataset_dir() {
   static const fs::path dir = [] {
     const fs::path d = scratch_dir() / "dataset";
     fs::create_directories(d);
-    const Result r = shell(std::string("'") + LTT_PYTHON3 + "' '" + LTT_CLI_TEST_SCRIPTS +
-                           "/make_certify_dataset.py' '" + d.string() + "'" +
-                           (with_hdf5 ? "" : " --no-hdf5"));
+    const Result r =
+        shell(std::string("'") + LTT_PYTHON3 + "' '" + LTT_CLI_TEST_SCRIPTS +
+              "/make_certify_dataset.py' '" + d.string() + "'" + (with_hdf5 ? "" : " --no-hdf5"));
     if (r.code != 0) throw std::runtime_error("make_certify_dataset.py failed: " + r.err);
     return d;
   }();
@@ -76,8 +76,8 @@ const Truth& truth() {
       t.episodic_cost.push_back(x[r + 3]);
     }
     t.score = ltt::data::read_npy_vector(dataset_dir() / "scores.npy");
-    t.rows = static_cast<std::int64_t>(
-        ltt::data::read_npy_vector(dataset_dir() / "values.npy").size());
+    t.rows =
+        static_cast<std::int64_t>(ltt::data::read_npy_vector(dataset_dir() / "values.npy").size());
     return t;
   }();
   return truth;
@@ -98,9 +98,9 @@ std::string indices_text(const std::vector<std::int64_t>& indices) {
 // h5py (or numpy for a .npy directory) reads `out` and finds exactly the rows of `indices`
 // of the dataset, key by key, with the dataset's dtypes and attributes.
 void check_selection_file(const std::string& out, const std::vector<std::int64_t>& indices) {
-  const Result r = shell("cd '" + dataset_dir().string() + "' && '" + LTT_PYTHON3 + "' '" +
-                         LTT_DSRL_SELECTION_CHECK + "' " + dataset_name() + " " + out +
-                         indices_text(indices));
+  const Result r =
+      shell("cd '" + dataset_dir().string() + "' && '" + LTT_PYTHON3 + "' '" +
+            LTT_DSRL_SELECTION_CHECK + "' " + dataset_name() + " " + out + indices_text(indices));
   CHECK_MESSAGE(r.code == 0, r.err);
 }
 
@@ -124,8 +124,8 @@ TEST_CASE("ltt certify --dataset: the library's certificate, the selection back 
   remove_outputs();
   const Result r = certify("--dataset " + dataset_name() +
                            " --scores scores.npy --draw 120 --budget 10 --seed 3 --json "
-                           "--selection " + selection_name() +
-                           " --transition-mask tm.npy --certificate cert.json");
+                           "--selection " +
+                           selection_name() + " --transition-mask tm.npy --certificate cert.json");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.err.empty());
   const Truth& t = truth();
@@ -191,8 +191,7 @@ TEST_CASE("ltt certify --dataset: every form of the scores gives the same certif
   const Truth& t = truth();
   const std::vector<double> values = ltt::data::read_npy_vector(dataset_dir() / "values.npy");
   std::vector<std::int64_t> offsets{0};
-  for (std::size_t e = 0; e < t.length.size(); ++e)
-    offsets.push_back(t.start[e] + t.length[e]);
+  for (std::size_t e = 0; e < t.length.size(); ++e) offsets.push_back(t.start[e] + t.length[e]);
   const std::vector<double> g = cur::trajectory_scores(
       std::span<const double>(values).first(static_cast<std::size_t>(offsets.back())), offsets,
       cur::Aggregator{cur::Aggregation::percentile, 10});
@@ -251,8 +250,8 @@ TEST_CASE("ltt certify --dataset --gate resample: the draws, repeats written aga
   const Truth& t = truth();
   const cur::CalibratedSelection lib = cur::calibrated_selection(t.score, drawn(120, 5));
   REQUIRE(lib.certificate.certified);
-  const cur::ReturnWeightedResample rs = cur::return_weighted_resample(
-      lib, std::span<const double>(t.episodic_return), 1.0, 5);
+  const cur::ReturnWeightedResample rs =
+      cur::return_weighted_resample(lib, std::span<const double>(t.episodic_return), 1.0, 5);
   std::int64_t repeats = 0;
   for (std::size_t i = 1; i < rs.resampled.size(); ++i)
     repeats += rs.resampled[i] == rs.resampled[i - 1];
@@ -295,9 +294,10 @@ TEST_CASE("ltt certify --dataset: bad input names the file and key or line, writ
       " --selection " + selection_name() + " --transition-mask tm.npy --certificate cert.json";
   const std::string draw = " --draw 120 --budget 10" + outputs;
 
-  check_refused("--dataset missing_costs --scores scores.npy --draw 120 --budget 10 "
-                "--selection sel --transition-mask tm.npy --certificate cert.json",
-                "missing_costs: key 'costs' is missing");
+  check_refused(
+      "--dataset missing_costs --scores scores.npy --draw 120 --budget 10 "
+      "--selection sel --transition-mask tm.npy --certificate cert.json",
+      "missing_costs: key 'costs' is missing");
   if (with_hdf5)
     check_refused("--dataset missing_costs.hdf5 --scores scores.npy" + draw,
                   "missing_costs.hdf5: key 'costs' is missing");

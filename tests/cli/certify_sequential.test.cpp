@@ -76,8 +76,8 @@ std::string label_lines(std::int64_t from, std::int64_t to) {
   const SequentialPool& p = sequential_pool();
   std::string text;
   for (std::int64_t t = from; t < to; ++t)
-    text += p.unsafe[static_cast<std::size_t>(p.order[static_cast<std::size_t>(t)])] ? "1\n"
-                                                                                         : "0\n";
+    text +=
+        p.unsafe[static_cast<std::size_t>(p.order[static_cast<std::size_t>(t)])] ? "1\n" : "0\n";
   return text;
 }
 
@@ -128,9 +128,9 @@ TEST_CASE("ltt certify --sequential: labels in order reproduce the library's wal
     const std::string sel_file = (scratch_dir() / "seq_sel.txt").string();
     std::filesystem::remove(cert_file);
     std::filesystem::remove(sel_file);
-    const Result r = run_ltt(certify("--labels '" + all + "' --stop " + stop +
-                                     " --json --certificate '" + cert_file + "' --selection '" +
-                                     sel_file + "'"));
+    const Result r =
+        run_ltt(certify("--labels '" + all + "' --stop " + stop + " --json --certificate '" +
+                        cert_file + "' --selection '" + sel_file + "'"));
     REQUIRE_MESSAGE(r.code == 0, r.err);
     const auto json = json_object(r.out);
     CHECK(json.at("labels_used") == std::to_string(want.labels_used));
@@ -148,8 +148,8 @@ TEST_CASE("ltt certify --sequential: labels in order reproduce the library's wal
     REQUIRE(trace.size() == want.depth_trace.size());
     for (std::size_t t = 0; t < trace.size(); ++t)
       CHECK(trace[t] == static_cast<double>(want.depth_trace[t]));
-    const std::string p_values =
-        json_query(r.out, "' '.join(repr(s['p']) + ',' + repr(s['p_anytime']) for s in d['steps'])");
+    const std::string p_values = json_query(
+        r.out, "' '.join(repr(s['p']) + ',' + repr(s['p_anytime']) for s in d['steps'])");
     std::istringstream words(p_values);
     for (const cur::SequentialStep& s : want.steps) {
       std::string word;
@@ -204,8 +204,8 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
 
   // Labels past the stop are not used: the walk says where it stopped.
   const cur::SequentialCertificate want = library_walk("target:0", 200);
-  const Result past = run_ltt(certify("--labels '" + label_file("past.csv", want.labels_used + 30) +
-                                      "' --stop target:0"));
+  const Result past = run_ltt(
+      certify("--labels '" + label_file("past.csv", want.labels_used + 30) + "' --stop target:0"));
   REQUIRE(past.code == 0);
   CHECK(past.out.find("stopped by target_certified after " + std::to_string(want.labels_used) +
                       " labels") != std::string::npos);
@@ -224,16 +224,15 @@ TEST_CASE("ltt certify --sequential --interactive: a pipe gives the file mode's 
   CHECK(piped.err.find("stopped: " + std::string(cur::stopping_reason_name(want.reason))) !=
         std::string::npos);
   // The first labels from a file, the rest from standard input.
-  const Result resumed = certify_piped(label_lines(7, used),
-                                       "--labels '" + label_file("seven.csv", 7) +
-                                           "' --interactive --json");
+  const Result resumed = certify_piped(
+      label_lines(7, used), "--labels '" + label_file("seven.csv", 7) + "' --interactive --json");
   REQUIRE_MESSAGE(resumed.code == 0, resumed.err);
   CHECK(certificate_keys(resumed.out) == certificate_keys(file_mode.out));
   // Input that ends before the rule fires: the prefix's certificate and the next id.
   const Result short_input = certify_piped(label_lines(0, 5), "--interactive --stop cap --json");
   REQUIRE(short_input.code == 0);
-  const Result five = run_ltt(certify("--labels '" + label_file("five_i.csv", 5) +
-                                      "' --stop cap --json"));
+  const Result five =
+      run_ltt(certify("--labels '" + label_file("five_i.csv", 5) + "' --stop cap --json"));
   CHECK(certificate_keys(short_input.out) == certificate_keys(five.out));
   // A line that is not a label, from a pipe: exit 2, nothing printed.
   const Result bad = certify_piped("0\nyes\n", "--interactive");
@@ -261,9 +260,9 @@ TEST_CASE("ltt certify --sequential: flags checked before any file is read") {
   refused(certify(""), "--sequential needs --labels");
   refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' --stop cap",
           "--stop needs --sequential");
-  refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing +
-              "' --interactive",
-          "--interactive needs --sequential");
+  refused(
+      "certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' --interactive",
+      "--interactive needs --sequential");
   refused(certify("--labels '" + label_file("cap.csv", 3) + "' --n 1001"),
           "--n: 1001 must not exceed the pool size 1000");
 }

@@ -40,8 +40,8 @@ fs::path dir() {
 fs::path example(const std::string& name, const std::string& flags) {
   const fs::path path = dir() / name;
   if (!fs::exists(path)) {
-    const Result r = shell(cat("'", LTT_PYTHON3, "' '", LTT_CURATE_EXAMPLE, "' '", path.string(),
-                               "' ", flags));
+    const Result r =
+        shell(cat("'", LTT_PYTHON3, "' '", LTT_CURATE_EXAMPLE, "' '", path.string(), "' ", flags));
     if (r.code != 0) throw std::runtime_error("make_curate_example.py failed: " + r.err);
   }
   return path;
@@ -203,8 +203,9 @@ TEST_CASE("ltt curate and ltt draw: bad input refused with one line, before trai
   CHECK(fs::exists(placed));
   CHECK(!fs::exists(out2 / "selection"));
   const fs::path out3 = fresh("c5");
-  REQUIRE(run_ltt(cat("curate --dataset ", q(npy), " --out ", q(out3), net,
-                      " --draw 30 --budget 40")).code == 0);
+  REQUIRE(
+      run_ltt(cat("curate --dataset ", q(npy), " --out ", q(out3), net, " --draw 30 --budget 40"))
+          .code == 0);
   CHECK(fs::is_directory(out3 / "selection"));
   CHECK(fs::exists(out3 / "selection" / "observations.npy"));
 }
@@ -215,10 +216,10 @@ TEST_CASE("ltt curate: a new --model is saved, and outputs may lie in the --out 
   const fs::path model = fresh("c-model.ltt");
   const std::string selection = with_hdf5 ? "picked.hdf5" : "picked";
   // --selection inside an --out that does not exist yet: the run creates DIR first.
-  const Result r = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), net,
-                               " --draw 100 --budget 40 --seed 5 --model ", q(model),
-                               " --selection ", q(out / selection), " --transition-mask ",
-                               q(out / "mask.npy")));
+  const Result r =
+      run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), net,
+                  " --draw 100 --budget 40 --seed 5 --model ", q(model), " --selection ",
+                  q(out / selection), " --transition-mask ", q(out / "mask.npy")));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out.find("saved the model to ") != std::string::npos);
   REQUIRE(fs::exists(model));
@@ -229,8 +230,8 @@ TEST_CASE("ltt curate: a new --model is saved, and outputs may lie in the --out 
 
   // The saved model scores the file as the run did.
   const fs::path again = fresh("c-model-again");
-  const Result s = run_ltt(cat("score --dataset ", q(d), " --out ", q(again), " --model ",
-                               q(model), " --quiet"));
+  const Result s = run_ltt(
+      cat("score --dataset ", q(d), " --out ", q(again), " --model ", q(model), " --quiet"));
   REQUIRE_MESSAGE(s.code == 0, s.err);
   CHECK(slurp(again / "scores.npy") == slurp(out / "scores.npy"));
 

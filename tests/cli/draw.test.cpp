@@ -33,9 +33,11 @@ TEST_CASE("ltt draw --sequential: the walk's label order, whole or a prefix") {
   REQUIRE(prefix.code == 0);
   CHECK(all.out.starts_with(prefix.out));
   CHECK(lines(prefix.out) == 5);
-  const auto json = json_object(run_ltt("draw --pool '" + pool + "' --sequential --seed 21 --n 2 --json").out);
+  const auto json =
+      json_object(run_ltt("draw --pool '" + pool + "' --sequential --seed 21 --n 2 --json").out);
   CHECK(json.at("sequential") == "true");
-  CHECK(json.at("ids") == "[\"t" + std::to_string(order[0]) + "\", \"t" + std::to_string(order[1]) + "\"]");
+  CHECK(json.at("ids") ==
+        "[\"t" + std::to_string(order[0]) + "\", \"t" + std::to_string(order[1]) + "\"]");
 
   const Result no_n = run_ltt("draw --pool '" + pool + "' --seed 21");
   CHECK(no_n.code == 2);

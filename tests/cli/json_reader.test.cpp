@@ -55,14 +55,8 @@ TEST_CASE("parse_json: strings with every escape, surrogate pairs and raw UTF-8"
 }
 
 TEST_CASE("parse_json reads back what JsonWriter writes, numbers bit for bit") {
-  const double values[] = {0.1,
-                           1.0 / 3,
-                           5e-324,
-                           std::numeric_limits<double>::max(),
-                           -0.0,
-                           1e21,
-                           0.85 - 0.05 * 3,
-                           1.0867527815732558e-05};
+  const double values[] = {0.1,  1.0 / 3, 5e-324,          std::numeric_limits<double>::max(),
+                           -0.0, 1e21,    0.85 - 0.05 * 3, 1.0867527815732558e-05};
   std::ostringstream out;
   ltt::cli::JsonWriter json(out);
   json.begin_object().field("text", "tab\t quote\" \x01 \xc3\xa9").key("x").begin_array();
@@ -74,7 +68,8 @@ TEST_CASE("parse_json reads back what JsonWriter writes, numbers bit for bit") {
   REQUIRE(x.items.size() == std::size(values));
   for (std::size_t i = 0; i < x.items.size(); ++i) {
     CAPTURE(x.items[i].text);
-    CHECK(std::bit_cast<std::uint64_t>(x.items[i].number) == std::bit_cast<std::uint64_t>(values[i]));
+    CHECK(std::bit_cast<std::uint64_t>(x.items[i].number) ==
+          std::bit_cast<std::uint64_t>(values[i]));
   }
   CHECK(v.find("n")->text == "9007199254740992");
   CHECK_FALSE(v.find("ok")->boolean);
@@ -168,7 +163,8 @@ TEST_CASE("parse_json: limits on nesting and size refuse hostile input cleanly")
   CHECK(refusal(nested(65)) == "1:65: arrays and objects nested more than 64 deep");
   // a million brackets: refused at the limit, long before the stack is at risk
   CHECK(refusal(nested(1000000)) == "1:65: arrays and objects nested more than 64 deep");
-  CHECK(refusal("{\"a\":{\"b\":[{}]}}", {1 << 20, 3}) == "1:12: arrays and objects nested more than 3 deep");
+  CHECK(refusal("{\"a\":{\"b\":[{}]}}", {1 << 20, 3}) ==
+        "1:12: arrays and objects nested more than 3 deep");
   CHECK(refusal("[1, 2, 3]", {8, 64}) ==
         "1:1: the text is 9 bytes, more than the 8 a JSON input may have");
   CHECK(refusal("[1, 2, 3]", {9, 64}).empty());

@@ -69,14 +69,34 @@ TEST_CASE("JsonWriter: numbers are the shortest decimal; NaN and infinities beco
 // (alpha, delta, grid quantiles, p-values), and random bit patterns over every exponent. (Not
 // -0.0: Python reads the token "-0" as the integer 0, as it reads "25" as an integer.)
 TEST_CASE("JsonWriter: every number is the shortest decimal, read back by Python bit for bit") {
-  std::vector<double> x = {0.1,  0.25, 0.85, 0.7,  0.55, 0.3, 0.9, 0.30000000000000004,
-                           1.0 / 3, 2.0 / 3, 1e-5, 1.5e-7, 1e16, 1e21, 1e22, 123456789012345680.0,
-                           0.0,  1.0, -2.5, 9007199254740993.0, 4503599627370497.5,
+  std::vector<double> x = {0.1,
+                           0.25,
+                           0.85,
+                           0.7,
+                           0.55,
+                           0.3,
+                           0.9,
+                           0.30000000000000004,
+                           1.0 / 3,
+                           2.0 / 3,
+                           1e-5,
+                           1.5e-7,
+                           1e16,
+                           1e21,
+                           1e22,
+                           123456789012345680.0,
+                           0.0,
+                           1.0,
+                           -2.5,
+                           9007199254740993.0,
+                           4503599627370497.5,
                            std::numeric_limits<double>::min(),
                            std::numeric_limits<double>::denorm_min(),
                            std::nextafter(std::numeric_limits<double>::min(), 0.0),
                            std::numeric_limits<double>::max(),
-                           std::numeric_limits<double>::epsilon(), 1 - 0x1p-53, 1 + 0x1p-52};
+                           std::numeric_limits<double>::epsilon(),
+                           1 - 0x1p-53,
+                           1 + 0x1p-52};
   for (int j = 0; j <= 20; ++j) x.push_back(0.85 - 0.05 * j);  // a grid as a loop makes it
   std::mt19937_64 bits(20261126);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -111,7 +131,8 @@ TEST_CASE("JsonWriter: every number is the shortest decimal, read back by Python
          "    m = re.sub(r'[eE].*$', '', t.lstrip('-')).replace('.', '')\n"
          "    return m.strip('0')\n"
          "bad = [(t, b) for t, v, b in zip(tokens, values, bits)\n"
-         "       if struct.pack('>d', float(v)).hex() != b or digits(t) != digits(repr(float(v)))]\n"
+         "       if struct.pack('>d', float(v)).hex() != b or digits(t) != "
+         "digits(repr(float(v)))]\n"
          "print(len(values), len(bad), bad[:5])\n";
   const ltt_cli_test::Result r = ltt_cli_test::shell(
       std::string("'") + LTT_PYTHON3 + "' '" + (dir / "numbers.py").string() + "' '" +

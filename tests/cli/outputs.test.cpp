@@ -25,8 +25,8 @@
 
 #include <data/text.hpp>
 
-#include "run_program.hpp"
 #include "../support/unix_socket.hpp"
+#include "run_program.hpp"
 
 using namespace ltt_cli_test;
 using ltt::data::cat;  // GCC 12 warns falsely on some chains of string + (bug 105329)
@@ -59,9 +59,9 @@ struct Work {
   Work() {
     dir = scratch_dir() / "outputs";
     fs::create_directories(dir / "special");
-    const Result r = shell(cat("'", LTT_PYTHON3, "' '", LTT_CLI_TEST_SCRIPTS,
-                               "/make_certify_dataset.py' '", dir.string(), "'",
-                               with_hdf5 ? "" : " --no-hdf5"));
+    const Result r =
+        shell(cat("'", LTT_PYTHON3, "' '", LTT_CLI_TEST_SCRIPTS, "/make_certify_dataset.py' '",
+                  dir.string(), "'", with_hdf5 ? "" : " --no-hdf5"));
     if (r.code != 0) throw std::runtime_error("make_certify_dataset.py failed: " + r.err);
     std::string pool = "id,score,return,cost,length\n", labels = "id,unsafe\n";
     for (int i = 1; i <= 30; ++i) {
@@ -138,8 +138,8 @@ std::string changes(const std::map<std::string, std::string>& before,
 // `ltt <args>` in the working directory, after the shell commands in `prefix`; a timeout in
 // case a FIFO were opened.
 Result run_here(const std::string& args, const std::string& prefix = {}) {
-  return shell(cat(prefix, "cd '", work().dir.string(), "' && timeout 120 '", LTT_PROGRAM, "' ",
-                   args));
+  return shell(
+      cat(prefix, "cd '", work().dir.string(), "' && timeout 120 '", LTT_PROGRAM, "' ", args));
 }
 
 // Exit 2, one line naming `named`, nothing on stdout, and nothing below the working directory
@@ -176,9 +176,9 @@ TEST_CASE("outputs: a device, a FIFO, a socket, a directory or a link is refused
               cat("--", flag, ": cannot write '", s.name, "': ", s.reason));
     refused(cat("draw --pool pool.csv --n 3 --out ", s.name),
             cat("--out: cannot write '", s.name, "': ", s.reason));
-    refused(cat("curate --dataset ", dataset(), " --out c --draw 10 --budget 10 --selection ",
-                s.name),
-            cat("--selection: cannot write '", s.name, "': ", s.reason));
+    refused(
+        cat("curate --dataset ", dataset(), " --out c --draw 10 --budget 10 --selection ", s.name),
+        cat("--selection: cannot write '", s.name, "': ", s.reason));
   }
   // A selection written as a directory of .npy files: a FIFO or a link in its place.
   refused("certify --dataset d --scores scores.npy --labels labels.csv --selection special/fifo",
@@ -237,13 +237,15 @@ TEST_CASE("outputs: an output that is an input is refused, however it is named")
   refused(cat(dataset_run(), " --selection ", dataset()), "is the --dataset input itself");
   refused(cat(dataset_run(), " --certificate ", abs, "/", dataset()),
           "is the --dataset input itself");
-  refused("certify --dataset d --state-values values.npy --labels labels.csv --certificate "
-          "values.npy",
-          "is the --state-values input itself");
+  refused(
+      "certify --dataset d --state-values values.npy --labels labels.csv --certificate "
+      "values.npy",
+      "is the --state-values input itself");
   // Inside a dataset stored as a directory, or a directory output that holds an input.
-  refused("certify --dataset d --scores scores.npy --labels labels.csv --transition-mask "
-          "d/costs.npy",
-          "--transition-mask: 'd/costs.npy' is inside the --dataset input 'd'");
+  refused(
+      "certify --dataset d --scores scores.npy --labels labels.csv --transition-mask "
+      "d/costs.npy",
+      "--transition-mask: 'd/costs.npy' is inside the --dataset input 'd'");
   fs::create_directories(w.dir / "holder");
   fs::copy_file(w.dir / "labels.csv", w.dir / "holder" / "labels.npy",
                 fs::copy_options::overwrite_existing);

@@ -24,16 +24,16 @@ TEST_CASE("ltt pipeline --preset tiny on every task: a report an independent rea
   for (const std::string task : {"point-goal", "car-run", "point-goal-reckless"}) {
     CAPTURE(task);
     const auto out = scratch_dir() / ("pipeline-" + task);
-    const Result r = run_ltt("pipeline --task " + task + " --preset tiny --seeds 2 --out " +
-                             out.string());
+    const Result r =
+        run_ltt("pipeline --task " + task + " --preset tiny --seeds 2 --out " + out.string());
     REQUIRE_MESSAGE(r.code == 0, r.err);
     CHECK(r.out.find("| BC-All |") != std::string::npos);
     CHECK(r.err.find("value ensemble") != std::string::npos);  // progress on stderr
     const Result check = shell(checker() + out.string() + " " + task);
     CHECK_MESSAGE(check.code == 0, check.out << check.err);
     // --json: exactly one object, the file's bytes
-    const Result j = run_ltt("pipeline --task " + task + " --preset tiny --json --out " +
-                             out.string());
+    const Result j =
+        run_ltt("pipeline --task " + task + " --preset tiny --json --out " + out.string());
     REQUIRE(j.code == 0);
     CHECK(json_object(j.out).count("methods") == 1);
     CHECK(j.out == slurp(out / "report.json"));
@@ -42,8 +42,8 @@ TEST_CASE("ltt pipeline --preset tiny on every task: a report an independent rea
 
 TEST_CASE("ltt pipeline --raw-observations: the report says raw") {
   const auto out = scratch_dir() / "pipeline-raw";
-  const Result r = run_ltt("pipeline --task point-goal --preset tiny --raw-observations --out " +
-                           out.string());
+  const Result r =
+      run_ltt("pipeline --task point-goal --preset tiny --raw-observations --out " + out.string());
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(slurp(out / "report.json").find("\"observations\":\"raw\"") != std::string::npos);
   CHECK(slurp(out / "report.md").find("raw (--raw-observations") != std::string::npos);
@@ -63,13 +63,14 @@ TEST_CASE("ltt pipeline: the seed artifacts hand the selection on to ltt certify
   for (const auto& entry : std::filesystem::directory_iterator(out))
     if (entry.path().filename().string().starts_with("point-goal-pool-1")) pool = entry.path();
   REQUIRE_FALSE(pool.empty());
-  const Result c = run_ltt("certify --dataset " + pool.string() +
-                           " --scores " + (seed / "scores.npy").string() + " --labels " +
-                           (seed / "labels.csv").string() + " --selection " +
-                           selection.string() + " --json");
+  const Result c =
+      run_ltt("certify --dataset " + pool.string() + " --scores " + (seed / "scores.npy").string() +
+              " --labels " + (seed / "labels.csv").string() + " --selection " + selection.string() +
+              " --json");
   REQUIRE_MESSAGE(c.code == 0, c.err);
   CHECK(slurp(selection) == slurp(seed / "selection.npy"));
-  const Result same = shell(std::string(LTT_PYTHON3) + " -c \"import json,sys; "
+  const Result same = shell(std::string(LTT_PYTHON3) +
+                            " -c \"import json,sys; "
                             "a=json.load(open(sys.argv[1]))['seeds'][0]['certificate']; "
                             "b=json.load(sys.stdin); "
                             "sys.exit(any(a[k]!=b[k] for k in a))\" " +
@@ -119,12 +120,14 @@ TEST_CASE("ltt pipeline: bad input exits 2 with one line and writes nothing") {
   // A dataset of the task's widths whose episodes (12 steps) are shorter than the segment.
   const auto short_episodes = scratch_dir() / "short-episodes";
   const Result made = shell(
-      std::string("'") + LTT_PYTHON3 + "' -c 'import numpy as np, os, sys; d = sys.argv[1]; "
+      std::string("'") + LTT_PYTHON3 +
+      "' -c 'import numpy as np, os, sys; d = sys.argv[1]; "
       "os.makedirs(d, exist_ok=True); n = 36; t = np.zeros(n, np.bool_); t[11::12] = True; "
       "[np.save(os.path.join(d, k + \".npy\"), v) for k, v in dict(observations=np.zeros((n, 35), "
       "np.float32), next_observations=np.zeros((n, 35), np.float32), actions=np.zeros((n, 2), "
       "np.float32), rewards=np.zeros(n, np.float32), costs=np.zeros(n, np.float32), "
-      "terminals=np.zeros(n, np.bool_), timeouts=t).items()]' '" + short_episodes.string() + "'");
+      "terminals=np.zeros(n, np.bool_), timeouts=t).items()]' '" +
+      short_episodes.string() + "'");
   REQUIRE_MESSAGE(made.code == 0, made.err);
   bad("--task point-goal --preset tiny --dataset " + short_episodes.string() + " --out " +
           out.string(),
@@ -141,8 +144,8 @@ TEST_CASE("ltt pipeline --config report.json: the same run again, flags given ov
   const Result r = run_ltt("pipeline --task point-goal --preset tiny --out " + first.string());
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto again = scratch_dir() / "pipeline-config-again";
-  const Result replay = run_ltt("pipeline --config " + (first / "report.json").string() +
-                                " --out " + again.string());
+  const Result replay =
+      run_ltt("pipeline --config " + (first / "report.json").string() + " --out " + again.string());
   REQUIRE_MESSAGE(replay.code == 0, replay.err);
   for (const char* name : {"model.ltt", "scores.npy", "selection.npy", "labels.csv"}) {
     CAPTURE(name);
@@ -151,9 +154,12 @@ TEST_CASE("ltt pipeline --config report.json: the same run again, flags given ov
     CHECK(bytes == slurp(first / "seed-1" / name));
   }
   const auto settings = [](const std::filesystem::path& report) {
-    return shell(std::string(LTT_PYTHON3) + " -c \"import json,sys; d=json.load(open(sys.argv[1])); "
+    return shell(std::string(LTT_PYTHON3) +
+                 " -c \"import json,sys; d=json.load(open(sys.argv[1])); "
                  "print(json.dumps([d['task'], d['preset'], d['pool'], d['settings'], "
-                 "len(d['seeds'])], sort_keys=True))\" " + report.string()).out;
+                 "len(d['seeds'])], sort_keys=True))\" " +
+                 report.string())
+        .out;
   };
   CHECK(settings(again / "report.json") == settings(first / "report.json"));
 
@@ -163,14 +169,16 @@ TEST_CASE("ltt pipeline --config report.json: the same run again, flags given ov
                               " --alpha 0.3 --value-epochs 3 --out " + changed.string());
   REQUIRE_MESSAGE(over.code == 0, over.err);
   const std::string query =
-      std::string(LTT_PYTHON3) + " -c \"import json,sys; a=json.load(open(sys.argv[1]))['settings']; "
+      std::string(LTT_PYTHON3) +
+      " -c \"import json,sys; a=json.load(open(sys.argv[1]))['settings']; "
       "b=json.load(open(sys.argv[2]))['settings']; "
       "print(b['alpha'], b['value_epochs'], sorted(k for k in a if a[k] != b[k]))\" ";
   CHECK(shell(query + (first / "report.json").string() + " " + (changed / "report.json").string())
             .out == "0.3 3 ['alpha', 'value_epochs']\n");
 }
 
-TEST_CASE("ltt pipeline --config: unknown keys, wrong types and hostile files exit 2 naming the key") {
+TEST_CASE(
+    "ltt pipeline --config: unknown keys, wrong types and hostile files exit 2 naming the key") {
   const auto out = scratch_dir() / "pipeline-config-bad";
   std::filesystem::remove_all(out);
   const auto config = scratch_dir() / "config.json";
@@ -178,8 +186,8 @@ TEST_CASE("ltt pipeline --config: unknown keys, wrong types and hostile files ex
                            const std::string& named) {
     CAPTURE(text.substr(0, 200));
     std::ofstream(config, std::ios::binary | std::ios::trunc) << text;
-    const Result r = run_ltt("pipeline --config " + config.string() + " " + args + " --out " +
-                             out.string());
+    const Result r =
+        run_ltt("pipeline --config " + config.string() + " " + args + " --out " + out.string());
     CHECK(r.code == 2);
     CHECK(r.out.empty());
     CHECK(lines(r.err) == 1);
@@ -215,7 +223,8 @@ TEST_CASE("ltt pipeline --config: unknown keys, wrong types and hostile files ex
   refused("{" + task + R"(, "seeds": []})", "", "seeds: an empty list");
   refused(R"({"task": "corridor", "trajectories": 100})", "--task point-goal",
           "--task: point-goal cannot replay --config");
-  refused(R"({"task": "corridor", "pairs": 100})", "", "pairs: not an option a corridor report records");
+  refused(R"({"task": "corridor", "pairs": 100})", "",
+          "pairs: not an option a corridor report records");
   refused(R"({"preset": "tiny"})", "", "missing required flag --task");
   // Not JSON, or JSON no report is: refused with the line and column, before any work.
   refused("{" + task + ",}", "", ":1:41: expected a key in quotes");

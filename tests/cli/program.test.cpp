@@ -41,7 +41,8 @@ TEST_CASE("ltt rate --json: one JSON object, the library's rate to the last bit"
   CHECK(json.at("n") == "200");
   CHECK(number(json.at("alpha")) == 0.25);
   CHECK(number(json.at("delta")) == 0.1);
-  CHECK(r.out.find("\"alpha\":0.25,\"delta\":0.1,") != std::string::npos);  // not 0.10000000000000001
+  CHECK(r.out.find("\"alpha\":0.25,\"delta\":0.1,") !=
+        std::string::npos);  // not 0.10000000000000001
   CHECK(number(json.at("rate")) == ltt::certification_rate(2000, 300, 50, 200, 0.25, 0.1));
   CHECK(json.at("null_boundary") == "76");  // floor(0.25 * 300) + 1
   CHECK(number(json.at("purity_margin")) == doctest::Approx(0.25 - 50.0 / 300).epsilon(1e-15));

@@ -43,9 +43,9 @@ std::string hex(std::uint64_t h) {
 // `ltt pipeline --task point-goal --preset tiny` into `out`, optionally under a launcher.
 void run_tiny(const std::string& launcher, const fs::path& out) {
   fs::remove_all(out);
-  const Result r = shell(launcher + "'" + std::string(LTT_PROGRAM) +
-                         "' pipeline --task point-goal --preset tiny --threads 2 --out '" +
-                         out.string() + "'");
+  const Result r =
+      shell(launcher + "'" + std::string(LTT_PROGRAM) +
+            "' pipeline --task point-goal --preset tiny --threads 2 --out '" + out.string() + "'");
   REQUIRE_MESSAGE(r.code == 0, r.err);
 }
 
@@ -65,8 +65,9 @@ TEST_CASE("ltt pipeline --preset tiny: the same bytes on this CPU, the reference
           << hex(h) << " not compared");
 #endif
   if (std::string(LTT_QEMU_X86_64).empty()) {
-    MESSAGE("qemu-x86_64 not found: the Haswell comparison did not run (scripts/setup installs "
-            "qemu-user)");
+    MESSAGE(
+        "qemu-x86_64 not found: the Haswell comparison did not run (scripts/setup installs "
+        "qemu-user)");
     return;
   }
   const fs::path haswell = scratch_dir() / "reproducible-haswell";

@@ -163,8 +163,10 @@ TEST_CASE("ltt score --pairs-file: human comparisons by episode and start") {
   }
   pairs.close();
   const fs::path out = fresh_out("pairs_out");
-  const Result r = score("--dataset " + q(d) + " --out " + q(out) + " --epochs 5 --hidden 16,16 "
-                         "--quiet --json --pairs-file " + q(scratch_dir() / "score" / "pairs.csv"));
+  const Result r = score("--dataset " + q(d) + " --out " + q(out) +
+                         " --epochs 5 --hidden 16,16 "
+                         "--quiet --json --pairs-file " +
+                         q(scratch_dir() / "score" / "pairs.csv"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto p = json_object(json_object(r.out).at("pairs") + "\n");
   CHECK(p.at("source") == "\"file\"");

@@ -104,8 +104,7 @@ TEST_CASE("ltt validate --json: one JSON object with the library's numbers") {
   CHECK(number(field(json.at("certification"), "lower")) == v.certification.lower);
   CHECK(field(json.at("false_certification"), "count") ==
         std::to_string(v.false_certification.count));
-  CHECK(field(json.at("conditional_violation"), "trials") ==
-        std::to_string(v.certification.count));
+  CHECK(field(json.at("conditional_violation"), "trials") == std::to_string(v.certification.count));
   CHECK(number(json.at("closed_form_rate")) == *v.closed_form_rate);
   CHECK(number(json.at("purity_margin")) == v.purity_margin);
   CHECK(json.at("returned_none") == std::to_string(v.returned_none));
@@ -214,8 +213,10 @@ TEST_CASE("ltt validate: bad input exits 2 naming the file:line or the flag") {
   check_bad_input(p + " --procedure sequential --stop stall:x", "--stop: 'stall:x'");
 
   const std::string no_unsafe = write_file("no_unsafe.csv", "id,score\n1,0.5\n2,0.4\n");
-  check_bad_input("--pool '" + no_unsafe + "' --n 1", "no_unsafe.csv:1: the header has no 'unsafe' column");
-  check_bad_input("--pool '" + no_unsafe + "' --n 1 --budget 3", "no_unsafe.csv:1: the header has no 'cost' column");
+  check_bad_input("--pool '" + no_unsafe + "' --n 1",
+                  "no_unsafe.csv:1: the header has no 'unsafe' column");
+  check_bad_input("--pool '" + no_unsafe + "' --n 1 --budget 3",
+                  "no_unsafe.csv:1: the header has no 'cost' column");
   const std::string bad_bit = write_file("bad_bit.csv", "id,score,unsafe\n1,0.5,0\n2,0.4,2\n");
   check_bad_input("--pool '" + bad_bit + "' --n 1", "bad_bit.csv:3: unsafe '2' must be 0 or 1");
   const std::string bad_score = write_file("bad_score.csv", "id,score,unsafe\n1,nan,0\n");
@@ -229,13 +230,13 @@ TEST_CASE("ltt validate: bad input exits 2 naming the file:line or the flag") {
   check_bad_input("--pool scores.npy --n 1", "a .npy pool holds scores only");
 }
 
-TEST_CASE("ltt validate --procedure sequential: today's keys plus labels_used, the library's numbers") {
+TEST_CASE(
+    "ltt validate --procedure sequential: today's keys plus labels_used, the library's numbers") {
   const Pool pool = write_pool("pool_sequential.csv", 1000, 0.05, 0.2);
   for (const std::string stop : {"auto", "early-refusal", "target:0", "cap"}) {
     CAPTURE(stop);
-    const Result r = run_ltt("validate --pool '" + pool.file +
-                             "' --procedure sequential --stop " + stop +
-                             " --n 150 --draws 200 --seed 5 --threads 1 --json");
+    const Result r = run_ltt("validate --pool '" + pool.file + "' --procedure sequential --stop " +
+                             stop + " --n 150 --draws 200 --seed 5 --threads 1 --json");
     REQUIRE(r.code == 0);
     CHECK(r.err.empty());
     const auto json = json_object(r.out);
@@ -262,8 +263,8 @@ TEST_CASE("ltt validate --procedure sequential: today's keys plus labels_used, t
     if (stop == "cap") CHECK(v.labels_used.mean == 150.0);
     CHECK(field(json.at("stopped_by"), "label_cap") == std::to_string(v.stopped_by[0]));
   }
-  const Result text = run_ltt("validate --pool '" + pool.file +
-                              "' --procedure sequential --n 150 --draws 100");
+  const Result text =
+      run_ltt("validate --pool '" + pool.file + "' --procedure sequential --n 150 --draws 100");
   REQUIRE(text.code == 0);
   CHECK(text.out.find("labels used per run: mean") != std::string::npos);
   CHECK(text.out.find("--stop auto") != std::string::npos);

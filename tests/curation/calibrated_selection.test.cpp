@@ -112,7 +112,8 @@ TEST_CASE("calibrated_selection: the 30-trajectory certificate, by hand") {
   cur::CalibratedSelectionOptions options;
   options.alpha = 0.25;
   options.delta = 0.2;
-  const cur::CalibratedSelection result = cur::calibrated_selection(pool.score, pool.calibration(), options);
+  const cur::CalibratedSelection result =
+      cur::calibrated_selection(pool.score, pool.calibration(), options);
   const cur::Certificate& c = result.certificate;
 
   struct Expected {
@@ -122,7 +123,8 @@ TEST_CASE("calibrated_selection: the 30-trajectory certificate, by hand") {
   const std::vector<Expected> expected{{0.85, 24, 6, 5, 0, 2},  {0.80, 22, 8, 6, 1, 3},
                                        {0.75, 20, 10, 7, 1, 3}, {0.65, 18, 12, 7, 1, 4},
                                        {0.60, 17, 13, 8, 1, 4}, {0.55, 15, 15, 8, 1, 4}};
-  const std::vector<double> hand_p{0.0, 3.0 / 28, 22.0 / 120, 120.0 / 792, 153.0 / 1287, 1485.0 / 6435};
+  const std::vector<double> hand_p{0.0,         3.0 / 28,     22.0 / 120,
+                                   120.0 / 792, 153.0 / 1287, 1485.0 / 6435};
 
   CHECK(c.pool_size == 30);
   CHECK(c.calibration_size == 14);
@@ -228,7 +230,8 @@ TEST_CASE("calibrated_selection: refusal and the uncertified fallback, by hand")
 
   // The minimum selection wins when L N is smaller, and is capped at the pool size.
   options.minimum_selection = 12;
-  CHECK(cur::calibrated_selection(pool.score, pool.calibration(), options).certificate.selection_size == 12);
+  CHECK(cur::calibrated_selection(pool.score, pool.calibration(), options)
+            .certificate.selection_size == 12);
   options.minimum_selection = 50;  // the paper's default, above N = 30
   const auto capped = cur::calibrated_selection(pool.score, pool.calibration(), options);
   CHECK(capped.certificate.fallback_record->count == 30);
@@ -276,7 +279,8 @@ TEST_CASE("calibration_counts and composition_walk are the pieces of calibrated_
 }
 
 TEST_CASE("calibrated_selection: a calibration sample of the whole pool certifies a clean top") {
-  // Proposition "dichotomy" (ii): at n = N, m_1 = N_1 and k_1 = U_1, so p_1 = 0 when U_1 <= alpha N_1.
+  // Proposition "dichotomy" (ii): at n = N, m_1 = N_1 and k_1 = U_1, so p_1 = 0 when U_1 <= alpha
+  // N_1.
   std::vector<double> score(100);
   std::iota(score.begin(), score.end(), 0.0);
   std::vector<std::uint8_t> unsafe(100, 0);
@@ -289,7 +293,8 @@ TEST_CASE("calibrated_selection: a calibration sample of the whole pool certifie
   // Every k_j is then U_j, so p_j is 0 or 1 and the walk certifies exactly while S(lambda_j)
   // holds at most alpha N_j unsafe: through the 0.35 quantile (16 of 66), not 0.30 (21 of 71).
   REQUIRE(r.certificate.certified_step.has_value());
-  CHECK(r.certificate.steps[static_cast<std::size_t>(*r.certificate.certified_step)].quantile == 0.35);
+  CHECK(r.certificate.steps[static_cast<std::size_t>(*r.certificate.certified_step)].quantile ==
+        0.35);
   for (const auto& s : r.certificate.steps) {
     const double fraction = cur::unsafe_fraction(unsafe, cur::selection_at(score, s.lambda));
     CHECK(s.rejected == (fraction <= 0.25));
@@ -304,7 +309,8 @@ TEST_CASE("calibrated_selection: invalid input names the parameter") {
   std::vector<double> nan_score = pool.score;
   nan_score[3] = std::numeric_limits<double>::quiet_NaN();
   check_throws_naming([&] { cur::calibrated_selection(nan_score, cal); }, "scores[3]");
-  check_throws_naming([&] { cur::calibrated_selection(std::vector<double>{}, cal); }, "scores.size()");
+  check_throws_naming([&] { cur::calibrated_selection(std::vector<double>{}, cal); },
+                      "scores.size()");
 
   for (const double bad : {0.0, 1.0, -0.1, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
     options = {};
@@ -316,33 +322,41 @@ TEST_CASE("calibrated_selection: invalid input names the parameter") {
   }
   options = {};
   options.minimum_selection = -1;
-  check_throws_naming([&] { cur::calibrated_selection(pool.score, cal, options); }, "minimum_selection");
+  check_throws_naming([&] { cur::calibrated_selection(pool.score, cal, options); },
+                      "minimum_selection");
   options = {};
   options.quantiles = {0.5, 0.6};
   check_throws_naming([&] { cur::calibrated_selection(pool.score, cal, options); }, "quantiles[1]");
 
   cur::Calibration duplicate = cal;
   duplicate.index[1] = duplicate.index[0];
-  check_throws_naming([&] { cur::calibrated_selection(pool.score, duplicate); }, "calibration.index");
+  check_throws_naming([&] { cur::calibrated_selection(pool.score, duplicate); },
+                      "calibration.index");
   cur::Calibration out_of_pool = cal;
   out_of_pool.index[2] = 30;
-  check_throws_naming([&] { cur::calibrated_selection(pool.score, out_of_pool); }, "calibration.index[2]");
+  check_throws_naming([&] { cur::calibrated_selection(pool.score, out_of_pool); },
+                      "calibration.index[2]");
   cur::Calibration not_a_bit = cal;
   not_a_bit.unsafe[4] = 2;
-  check_throws_naming([&] { cur::calibrated_selection(pool.score, not_a_bit); }, "calibration.unsafe[4]");
+  check_throws_naming([&] { cur::calibrated_selection(pool.score, not_a_bit); },
+                      "calibration.unsafe[4]");
   check_throws_naming([&] { cur::calibrated_selection(pool.score, cur::Calibration{}); },
                       "calibration.index.size()");
   Positions all(31);
   std::iota(all.begin(), all.end(), std::int64_t{0});
   const cur::Calibration too_big{all, std::vector<std::uint8_t>(31, 0)};
-  check_throws_naming([&] { cur::calibrated_selection(pool.score, too_big); }, "calibration.index.size()");
+  check_throws_naming([&] { cur::calibrated_selection(pool.score, too_big); },
+                      "calibration.index.size()");
   cur::Calibration mismatched = cal;
   mismatched.unsafe.pop_back();
-  check_throws_naming([&] { cur::calibrated_selection(pool.score, mismatched); }, "calibration.unsafe.size()");
+  check_throws_naming([&] { cur::calibrated_selection(pool.score, mismatched); },
+                      "calibration.unsafe.size()");
 
   const auto grid = cur::threshold_grid(pool.score);
-  check_throws_naming([&] { cur::composition_walk(grid, cur::CalibrationCounts{}, 0.25, 0.1); }, "counts.m.size()");
-  check_throws_naming([&] { cur::calibration_counts(grid, std::vector<double>(29, 0.0), cal); }, "scores.size()");
+  check_throws_naming([&] { cur::composition_walk(grid, cur::CalibrationCounts{}, 0.25, 0.1); },
+                      "counts.m.size()");
+  check_throws_naming([&] { cur::calibration_counts(grid, std::vector<double>(29, 0.0), cal); },
+                      "scores.size()");
 }
 
 namespace {
@@ -354,13 +368,15 @@ struct FalseCertification {
   std::int64_t draws = 0, certified = 0, false_certified = 0;
 };
 
-FalseCertification simulate(const std::vector<double>& score, const std::vector<std::uint8_t>& unsafe,
-                            std::int64_t n, const cur::CalibratedSelectionOptions& options,
-                            std::int64_t draws, std::uint64_t seed) {
+FalseCertification simulate(const std::vector<double>& score,
+                            const std::vector<std::uint8_t>& unsafe, std::int64_t n,
+                            const cur::CalibratedSelectionOptions& options, std::int64_t draws,
+                            std::uint64_t seed) {
   FalseCertification f;
   f.draws = draws;
   for (std::int64_t d = 0; d < draws; ++d) {
-    const auto index = cur::draw_calibration(static_cast<std::int64_t>(score.size()), n, seed + static_cast<std::uint64_t>(d));
+    const auto index = cur::draw_calibration(static_cast<std::int64_t>(score.size()), n,
+                                             seed + static_cast<std::uint64_t>(d));
     const auto r = cur::calibrated_selection(score, cur::label_calibration(index, unsafe), options);
     if (!r.certificate.certified) continue;
     ++f.certified;
@@ -377,7 +393,8 @@ FalseCertification simulate(const std::vector<double>& score, const std::vector<
 TEST_CASE("calibrated_selection: false certification at most delta (Monte Carlo)") {
   constexpr std::int64_t N = 1000, n = 200, draws = 6000;
   std::vector<double> score(N);
-  for (std::int64_t i = 0; i < N; ++i) score[static_cast<std::size_t>(i)] = static_cast<double>((i * 7919) % N);
+  for (std::int64_t i = 0; i < N; ++i)
+    score[static_cast<std::size_t>(i)] = static_cast<double>((i * 7919) % N);
   cur::CalibratedSelectionOptions options;  // alpha = 0.25, delta = 0.1, the paper's grid
 
   SUBCASE("every selection a boundary null: U(top t) = floor(t / 4) + 1") {
@@ -386,7 +403,8 @@ TEST_CASE("calibrated_selection: false certification at most delta (Monte Carlo)
     // is Pr[p_1 <= delta], as close to delta as the discreteness of the test allows.
     std::vector<std::uint8_t> unsafe(N, 0);
     for (std::int64_t i = 0; i < N; ++i) {
-      const std::int64_t t = N - static_cast<std::int64_t>(score[static_cast<std::size_t>(i)]);  // 1 = top
+      const std::int64_t t =
+          N - static_cast<std::int64_t>(score[static_cast<std::size_t>(i)]);  // 1 = top
       unsafe[static_cast<std::size_t>(i)] = (t == 1 || t % 4 == 0) ? 1 : 0;
     }
     const auto f = simulate(score, unsafe, n, options, draws, 1000);
@@ -405,7 +423,8 @@ TEST_CASE("calibrated_selection: false certification at most delta (Monte Carlo)
     std::vector<std::uint8_t> unsafe(N, 0);
     for (std::int64_t i = 0; i < N; ++i) {
       const std::int64_t t = N - static_cast<std::int64_t>(score[static_cast<std::size_t>(i)]);
-      unsafe[static_cast<std::size_t>(i)] = (t <= 150 && t % 10 == 0) || (t > 150 && t <= 300 && t % 2 == 0);
+      unsafe[static_cast<std::size_t>(i)] =
+          (t <= 150 && t % 10 == 0) || (t > 150 && t <= 300 && t % 2 == 0);
     }
     options.drop_unsafe_calibration = false;
     const auto f = simulate(score, unsafe, n, options, draws, 50000);

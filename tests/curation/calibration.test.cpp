@@ -46,7 +46,8 @@ TEST_CASE("draw_calibration: every 2-subset of 5 equally likely") {
   // Clopper-Pearson interval at level 1e-4 per subset.
   constexpr std::int64_t draws = 20000;
   std::map<Positions, std::int64_t> count;
-  for (std::int64_t d = 0; d < draws; ++d) ++count[cur::draw_calibration(5, 2, static_cast<std::uint64_t>(d))];
+  for (std::int64_t d = 0; d < draws; ++d)
+    ++count[cur::draw_calibration(5, 2, static_cast<std::uint64_t>(d))];
   REQUIRE(count.size() == 10);
   for (const auto& [subset, c] : count) {
     CAPTURE(c);
@@ -75,7 +76,8 @@ TEST_CASE("label_calibration: labels from a pool whose truth is known") {
 
 TEST_CASE("calibration_from_labels: ids mapped to pool positions, in position order") {
   const Positions pool_ids{500, 300, 900, 100, 700};
-  const auto c = cur::calibration_from_labels(pool_ids, Positions{100, 500, 900}, Positions{1, 0, 1});
+  const auto c =
+      cur::calibration_from_labels(pool_ids, Positions{100, 500, 900}, Positions{1, 0, 1});
   CHECK(c.index == Positions{0, 2, 3});
   CHECK(c.unsafe == std::vector<std::uint8_t>{0, 1, 1});
   // The whole pool may be labeled.
@@ -84,22 +86,42 @@ TEST_CASE("calibration_from_labels: ids mapped to pool positions, in position or
 
 TEST_CASE("calibration_from_labels: invalid input names the parameter") {
   const Positions pool_ids{500, 300, 900, 100, 700};
-  check_throws_naming([&] { cur::calibration_from_labels(pool_ids, Positions{100, 400}, Positions{0, 1}); },
-                      "label_ids[1]");
-  check_throws_naming([&] { cur::calibration_from_labels(pool_ids, Positions{100, 300, 100}, Positions{0, 1, 0}); },
-                      "label_ids[2]");
-  check_throws_naming([&] { cur::calibration_from_labels(pool_ids, Positions{100, 300}, Positions{0, 2}); },
-                      "label_unsafe[1]");
-  check_throws_naming([&] { cur::calibration_from_labels(pool_ids, Positions{100, 300}, Positions{-1, 0}); },
-                      "label_unsafe[0]");
-  check_throws_naming([&] { cur::calibration_from_labels(pool_ids, Positions{100}, Positions{0, 1}); },
-                      "label_unsafe.size()");
+  check_throws_naming(
+      [&] {
+        cur::calibration_from_labels(pool_ids, Positions{100, 400}, Positions{0, 1});
+      },
+      "label_ids[1]");
+  check_throws_naming(
+      [&] {
+        cur::calibration_from_labels(pool_ids, Positions{100, 300, 100}, Positions{0, 1, 0});
+      },
+      "label_ids[2]");
+  check_throws_naming(
+      [&] {
+        cur::calibration_from_labels(pool_ids, Positions{100, 300}, Positions{0, 2});
+      },
+      "label_unsafe[1]");
+  check_throws_naming(
+      [&] {
+        cur::calibration_from_labels(pool_ids, Positions{100, 300}, Positions{-1, 0});
+      },
+      "label_unsafe[0]");
+  check_throws_naming(
+      [&] {
+        cur::calibration_from_labels(pool_ids, Positions{100}, Positions{0, 1});
+      },
+      "label_unsafe.size()");
   check_throws_naming([&] { cur::calibration_from_labels(Positions{}, Positions{}, Positions{}); },
                       "pool_ids.size()");
   check_throws_naming(
-      [&] { cur::calibration_from_labels(Positions{1, 2}, Positions{1, 2, 3}, Positions{0, 0, 0}); },
+      [&] {
+        cur::calibration_from_labels(Positions{1, 2}, Positions{1, 2, 3}, Positions{0, 0, 0});
+      },
       "label_ids.size()");
   // A duplicated pool id is an error when a label refers to it.
-  check_throws_naming([&] { cur::calibration_from_labels(Positions{1, 2, 1}, Positions{1}, Positions{0}); },
-                      "pool_ids[2]");
+  check_throws_naming(
+      [&] {
+        cur::calibration_from_labels(Positions{1, 2, 1}, Positions{1}, Positions{0});
+      },
+      "pool_ids[2]");
 }

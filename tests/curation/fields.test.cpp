@@ -26,8 +26,10 @@ struct Names {
   void operator()(std::string_view name, const T& x) {
     out += std::string(name);
     if constexpr (ltt::is_optional_field<T>) {
-      if (!x) out += "=none";
-      else if constexpr (ltt::HasFields<typename T::value_type>) nested(*x);
+      if (!x)
+        out += "=none";
+      else if constexpr (ltt::HasFields<typename T::value_type>)
+        nested(*x);
     } else if constexpr (ltt::HasFields<T>) {
       nested(x);
     }

@@ -60,7 +60,8 @@ TEST_CASE("mean_cost_certificate: a walk by hand") {
     CHECK(c.steps[j].N == N[j]);
     CHECK(c.steps[j].m == m[j]);
     CHECK(c.steps[j].sample_mean_cost == doctest::Approx(mean[j]));
-    CHECK(c.steps[j].p == doctest::Approx(serfling(static_cast<double>(m[j]), static_cast<double>(N[j]), mean[j], 5, 10)));
+    CHECK(c.steps[j].p == doctest::Approx(serfling(static_cast<double>(m[j]),
+                                                   static_cast<double>(N[j]), mean[j], 5, 10)));
     CHECK(c.steps[j].rejected == (j < 2));
   }
   CHECK(c.steps[0].p == doctest::Approx(0.4795).epsilon(1e-3));
@@ -75,7 +76,8 @@ TEST_CASE("mean_cost_certificate: a walk by hand") {
 TEST_CASE("mean_cost_certificate: a step no calibration trajectory reaches has p = 1") {
   const auto g = ramp(10);
   const auto grid = cur::threshold_grid(g, std::vector<double>{0.95, 0.5});
-  const auto c = cur::mean_cost_certificate(grid, g, Positions{0, 1}, std::vector<double>{0, 0}, 5.0, 10.0, 0.5);
+  const auto c = cur::mean_cost_certificate(grid, g, Positions{0, 1}, std::vector<double>{0, 0},
+                                            5.0, 10.0, 0.5);
   REQUIRE(c.steps.size() == 1);
   CHECK(c.steps[0].m == 0);
   CHECK(c.steps[0].p == 1.0);
@@ -104,7 +106,8 @@ TEST_CASE("mean_cost_certificate: false certification at most delta (Monte Carlo
     if (!c.certified) continue;
     ++certified;
     double total = 0;
-    for (const auto i : cur::selection_at(g, *c.threshold)) total += cost[static_cast<std::size_t>(i)];
+    for (const auto i : cur::selection_at(g, *c.threshold))
+      total += cost[static_cast<std::size_t>(i)];
     false_certified += total / static_cast<double>(c.selection_size) > budget;
     CHECK(total / static_cast<double>(c.selection_size) > budget);
   }
@@ -118,17 +121,32 @@ TEST_CASE("mean_cost_certificate: invalid input names the parameter") {
   const Positions idx{1, 2};
   const std::vector<double> cost{1, 2};
   check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, cost, 5, 10, 0.0); }, "delta");
-  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, cost, 5, 0.0, 0.1); }, "range");
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, cost, 5, 0.0, 0.1); },
+                      "range");
   check_throws_naming(
-      [&] { cur::mean_cost_certificate(grid, g, idx, cost, std::numeric_limits<double>::quiet_NaN(), 10, 0.1); },
+      [&] {
+        cur::mean_cost_certificate(grid, g, idx, cost, std::numeric_limits<double>::quiet_NaN(), 10,
+                                   0.1);
+      },
       "budget");
-  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, std::vector<double>{1, 11}, 5, 10, 0.1); },
-                      "calibration_cost[1]");
-  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, std::vector<double>{-1, 1}, 5, 10, 0.1); },
-                      "calibration_cost[0]");
-  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, idx, std::vector<double>{1}, 5, 10, 0.1); },
-                      "calibration_cost.size()");
-  check_throws_naming([&] { cur::mean_cost_certificate(grid, g, Positions{1, 1}, cost, 5, 10, 0.1); },
-                      "calibration.index");
-  check_throws_naming([&] { cur::mean_cost_certificate(grid, ramp(9), idx, cost, 5, 10, 0.1); }, "scores.size()");
+  check_throws_naming(
+      [&] {
+        cur::mean_cost_certificate(grid, g, idx, std::vector<double>{1, 11}, 5, 10, 0.1);
+      },
+      "calibration_cost[1]");
+  check_throws_naming(
+      [&] {
+        cur::mean_cost_certificate(grid, g, idx, std::vector<double>{-1, 1}, 5, 10, 0.1);
+      },
+      "calibration_cost[0]");
+  check_throws_naming(
+      [&] { cur::mean_cost_certificate(grid, g, idx, std::vector<double>{1}, 5, 10, 0.1); },
+      "calibration_cost.size()");
+  check_throws_naming(
+      [&] {
+        cur::mean_cost_certificate(grid, g, Positions{1, 1}, cost, 5, 10, 0.1);
+      },
+      "calibration.index");
+  check_throws_naming([&] { cur::mean_cost_certificate(grid, ramp(9), idx, cost, 5, 10, 0.1); },
+                      "scores.size()");
 }

@@ -32,7 +32,8 @@ struct Steps {
     offsets.push_back(static_cast<std::int64_t>(cost.size()));
   }
   double segment_cost(const cur::Segment& s) const {
-    const auto first = static_cast<std::size_t>(offsets[static_cast<std::size_t>(s.trajectory)] + s.offset);
+    const auto first =
+        static_cast<std::size_t>(offsets[static_cast<std::size_t>(s.trajectory)] + s.offset);
     return std::accumulate(cost.begin() + static_cast<std::ptrdiff_t>(first),
                            cost.begin() + static_cast<std::ptrdiff_t>(first) + 30, 0.0);
   }
@@ -73,7 +74,7 @@ TEST_CASE("sample_preference_pairs: quartile parents, segments inside, labels by
     for (const cur::Segment& seg : {p.first, p.second}) {
       CHECK(seg.offset >= 0);
       CHECK(seg.offset + 30 <= s.offsets[static_cast<std::size_t>(seg.trajectory) + 1] -
-                                    s.offsets[static_cast<std::size_t>(seg.trajectory)]);
+                                   s.offsets[static_cast<std::size_t>(seg.trajectory)]);
       CHECK(seg.cost == s.segment_cost(seg));
     }
     CHECK(p.first.cost != p.second.cost);
@@ -147,13 +148,16 @@ TEST_CASE("sample_preference_pairs: invalid input names the parameter") {
   const Steps s = twenty();
   cur::PreferencePairOptions o;
   o.segment_length = 0;
-  check_throws_naming([&] { cur::sample_preference_pairs(s.cost, s.offsets, o); }, "segment_length");
+  check_throws_naming([&] { cur::sample_preference_pairs(s.cost, s.offsets, o); },
+                      "segment_length");
   o = {};
   o.flip_probability = 1.5;
-  check_throws_naming([&] { cur::sample_preference_pairs(s.cost, s.offsets, o); }, "flip_probability");
+  check_throws_naming([&] { cur::sample_preference_pairs(s.cost, s.offsets, o); },
+                      "flip_probability");
   o = {};
   o.boltzmann_temperature = 0.0;
-  check_throws_naming([&] { cur::sample_preference_pairs(s.cost, s.offsets, o); }, "boltzmann_temperature");
+  check_throws_naming([&] { cur::sample_preference_pairs(s.cost, s.offsets, o); },
+                      "boltzmann_temperature");
   o = {};
   o.pairs = -1;
   check_throws_naming([&] { cur::sample_preference_pairs(s.cost, s.offsets, o); }, "pairs");
@@ -162,7 +166,8 @@ TEST_CASE("sample_preference_pairs: invalid input names the parameter") {
   check_throws_naming([&] { cur::sample_preference_pairs(s.cost, s.offsets, o); }, "offsets");
   std::vector<double> nan_cost = s.cost;
   nan_cost[7] = std::numeric_limits<double>::quiet_NaN();
-  check_throws_naming([&] { cur::sample_preference_pairs(nan_cost, s.offsets, {}); }, "step_costs[7]");
+  check_throws_naming([&] { cur::sample_preference_pairs(nan_cost, s.offsets, {}); },
+                      "step_costs[7]");
   std::vector<std::int64_t> bad = s.offsets;
   bad.back() += 1;
   check_throws_naming([&] { cur::sample_preference_pairs(s.cost, bad, {}); }, "offsets[22]");

@@ -55,19 +55,21 @@ TEST_CASE("top_return_subselection: ties with the last one kept are kept") {
   tied[8] = 30;  // S now holds 50, 10, 40, 30, 30
   CHECK(cur::top_return_subselection(selection(true), tied).selected == Positions{1, 4, 6, 8});
   CHECK(cur::top_return_subselection(selection(true), returns, 0.2).selected == Positions{1});
-  CHECK(cur::top_return_subselection(selection(true), returns, 1.0).selected == selection(true).selected);
+  CHECK(cur::top_return_subselection(selection(true), returns, 1.0).selected ==
+        selection(true).selected);
 }
 
 TEST_CASE("the gate: refused unless certified or explicitly overridden") {
   const auto refused = cur::top_return_subselection(selection(false), returns);
   CHECK(refused.outcome == cur::GateOutcome::refused);
   CHECK(refused.selected == selection(false).selected);
-  const auto overridden =
-      cur::top_return_subselection(selection(false), returns, 0.5, cur::GateOverride::allow_uncertified);
+  const auto overridden = cur::top_return_subselection(selection(false), returns, 0.5,
+                                                       cur::GateOverride::allow_uncertified);
   CHECK(overridden.outcome == cur::GateOutcome::overridden);
   CHECK(overridden.selected == Positions{1, 4, 6});
   // The override changes nothing on a certified selection.
-  CHECK(cur::top_return_subselection(selection(true), returns, 0.5, cur::GateOverride::allow_uncertified)
+  CHECK(cur::top_return_subselection(selection(true), returns, 0.5,
+                                     cur::GateOverride::allow_uncertified)
             .outcome == cur::GateOutcome::certified);
 
   const auto r_refused = cur::return_weighted_resample(selection(false), returns, 2.0, 1);
@@ -75,8 +77,8 @@ TEST_CASE("the gate: refused unless certified or explicitly overridden") {
   CHECK(r_refused.resampled == selection(false).selected);
   CHECK(r_refused.probability.empty());
   CHECK_FALSE(r_refused.unsafe_mass_bound.has_value());
-  const auto r_over =
-      cur::return_weighted_resample(selection(false), returns, 2.0, 1, cur::GateOverride::allow_uncertified);
+  const auto r_over = cur::return_weighted_resample(selection(false), returns, 2.0, 1,
+                                                    cur::GateOverride::allow_uncertified);
   CHECK(r_over.outcome == cur::GateOutcome::overridden);
   CHECK(r_over.resampled.size() == 5);
   CHECK_FALSE(r_over.unsafe_mass_bound.has_value());  // no certificate, no corollary
@@ -113,7 +115,8 @@ TEST_CASE("return_weighted_resample: size, support, seed, frequencies, corollary
   CHECK(r.selection == s.selected);
   CHECK(r.resampled.size() == s.selected.size());
   CHECK(std::is_sorted(r.resampled.begin(), r.resampled.end()));
-  for (const auto i : r.resampled) CHECK(std::binary_search(s.selected.begin(), s.selected.end(), i));
+  for (const auto i : r.resampled)
+    CHECK(std::binary_search(s.selected.begin(), s.selected.end(), i));
   CHECK(r.resampled == cur::return_weighted_resample(s, returns, 2.0, 77).resampled);
   REQUIRE(r.unsafe_mass_bound.has_value());
   CHECK(*r.unsafe_mass_bound == ltt::resampled_unsafe_bound(0.25, 2.0));
@@ -125,8 +128,10 @@ TEST_CASE("return_weighted_resample: size, support, seed, frequencies, corollary
   std::vector<std::int64_t> count(s.selected.size(), 0);
   constexpr std::int64_t seeds = 4000;
   for (std::int64_t seed = 0; seed < seeds; ++seed)
-    for (const auto i : cur::return_weighted_resample(s, returns, 2.0, static_cast<std::uint64_t>(seed)).resampled)
-      ++count[static_cast<std::size_t>(std::find(s.selected.begin(), s.selected.end(), i) - s.selected.begin())];
+    for (const auto i :
+         cur::return_weighted_resample(s, returns, 2.0, static_cast<std::uint64_t>(seed)).resampled)
+      ++count[static_cast<std::size_t>(std::find(s.selected.begin(), s.selected.end(), i) -
+                                       s.selected.begin())];
   const std::int64_t total = seeds * static_cast<std::int64_t>(s.selected.size());
   for (std::size_t i = 0; i < count.size(); ++i) {
     CAPTURE(i);
@@ -138,9 +143,13 @@ TEST_CASE("return_weighted_resample: size, support, seed, frequencies, corollary
 TEST_CASE("reward curation: invalid input names the parameter") {
   const auto s = selection(true);
   check_throws_naming([&] { cur::return_weighted_resample(s, returns, -1.0, 1); }, "kappa");
-  check_throws_naming([&] { cur::return_weighted_resample(s, returns, std::numeric_limits<double>::quiet_NaN(), 1); },
-                      "kappa");
-  check_throws_naming([&] { cur::top_return_subselection(s, std::vector<double>(9, 0.0)); }, "episodic_return.size()");
+  check_throws_naming(
+      [&] {
+        cur::return_weighted_resample(s, returns, std::numeric_limits<double>::quiet_NaN(), 1);
+      },
+      "kappa");
+  check_throws_naming([&] { cur::top_return_subselection(s, std::vector<double>(9, 0.0)); },
+                      "episodic_return.size()");
   std::vector<double> nan_return = returns;
   nan_return[4] = std::numeric_limits<double>::quiet_NaN();
   check_throws_naming([&] { cur::top_return_subselection(s, nan_return); }, "episodic_return[4]");
@@ -148,6 +157,9 @@ TEST_CASE("reward curation: invalid input names the parameter") {
   nan_return[5] = std::numeric_limits<double>::quiet_NaN();  // outside the selection: unread
   CHECK_NOTHROW(cur::top_return_subselection(s, nan_return));
   check_throws_naming([&] { cur::top_return_subselection(s, returns, 0.0); }, "fraction");
-  check_throws_naming([&] { cur::return_weights(std::vector<double>{1, std::numeric_limits<double>::infinity()}, 1.0); },
-                      "returns[1]");
+  check_throws_naming(
+      [&] {
+        cur::return_weights(std::vector<double>{1, std::numeric_limits<double>::infinity()}, 1.0);
+      },
+      "returns[1]");
 }

@@ -58,10 +58,12 @@ TEST_CASE("aggregate_score: percentile, linear interpolation (numpy default)") {
   CHECK(cur::aggregate_score(v, percentile(0)) == 1.0);
   CHECK(cur::aggregate_score(v, percentile(100)) == 10.0);
   // numpy.percentile([0.5, -2, 4], 10) = -2 + 0.2 * 2.5 = -1.5
-  CHECK(cur::aggregate_score(std::vector<double>{0.5, -2, 4}, percentile(10)) == doctest::Approx(-1.5));
+  CHECK(cur::aggregate_score(std::vector<double>{0.5, -2, 4}, percentile(10)) ==
+        doctest::Approx(-1.5));
   CHECK(cur::aggregate_score(std::vector<double>{3.0}, percentile(10)) == 3.0);
   // Ties: numpy.percentile([1, 1, 1, 5], 90) = 1 + 0.7 * 4 = 3.8
-  CHECK(cur::aggregate_score(std::vector<double>{1, 5, 1, 1}, percentile(90)) == doctest::Approx(3.8));
+  CHECK(cur::aggregate_score(std::vector<double>{1, 5, 1, 1}, percentile(90)) ==
+        doctest::Approx(3.8));
 }
 
 TEST_CASE("trajectory_scores: back-to-back layout") {
@@ -79,18 +81,38 @@ TEST_CASE("trajectory_scores: back-to-back layout") {
 TEST_CASE("score aggregation: invalid input names the parameter") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   check_throws_naming([] { cur::aggregate_score(std::vector<double>{}); }, "state_values.size()");
-  check_throws_naming([&] { cur::aggregate_score(std::vector<double>{1, nan}); }, "state_values[1]");
+  check_throws_naming(
+      [&] {
+        cur::aggregate_score(std::vector<double>{1, nan});
+      },
+      "state_values[1]");
   check_throws_naming([] { cur::aggregate_score(std::vector<double>{1}, percentile(101)); },
                       "aggregator.percentile");
   check_throws_naming([&] { cur::aggregate_score(std::vector<double>{1}, percentile(nan)); },
                       "aggregator.percentile");
   const std::vector<double> values{1, 2, 3};
-  check_throws_naming([&] { cur::trajectory_scores(values, std::vector<std::int64_t>{0, 1, 1, 3}); },
-                      "trajectory 1");
-  check_throws_naming([&] { cur::trajectory_scores(values, std::vector<std::int64_t>{0, 2}); }, "offsets[1]");
-  check_throws_naming([&] { cur::trajectory_scores(values, std::vector<std::int64_t>{1, 3}); }, "offsets[0]");
-  check_throws_naming([&] { cur::trajectory_scores(values, std::vector<std::int64_t>{0, 2, 1, 3}); }, "offsets[2]");
-  check_throws_naming([&] { cur::trajectory_scores(values, std::vector<std::int64_t>{0}); }, "offsets.size()");
+  check_throws_naming(
+      [&] {
+        cur::trajectory_scores(values, std::vector<std::int64_t>{0, 1, 1, 3});
+      },
+      "trajectory 1");
+  check_throws_naming(
+      [&] {
+        cur::trajectory_scores(values, std::vector<std::int64_t>{0, 2});
+      },
+      "offsets[1]");
+  check_throws_naming(
+      [&] {
+        cur::trajectory_scores(values, std::vector<std::int64_t>{1, 3});
+      },
+      "offsets[0]");
+  check_throws_naming(
+      [&] {
+        cur::trajectory_scores(values, std::vector<std::int64_t>{0, 2, 1, 3});
+      },
+      "offsets[2]");
+  check_throws_naming([&] { cur::trajectory_scores(values, std::vector<std::int64_t>{0}); },
+                      "offsets.size()");
 }
 
 TEST_CASE("aggregation names: every kind round-trips, other names are refused") {

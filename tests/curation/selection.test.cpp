@@ -5,8 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <limits>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>

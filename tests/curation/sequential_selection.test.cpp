@@ -57,11 +57,13 @@ bool every_null_true(const Pool& pool, double alpha) {
 TEST_CASE("sequential_selection: the walk's grid, counts and decisions are the fixed-n walk's") {
   // ties in the scores (three per value) so the grid merges and N_j counts ties
   Pool pool = make_pool(300, 0.0, 0.1);
-  for (std::size_t i = 0; i < pool.scores.size(); ++i) pool.scores[i] = std::floor(pool.scores[i] / 3.0);
+  for (std::size_t i = 0; i < pool.scores.size(); ++i)
+    pool.scores[i] = std::floor(pool.scores[i] / 3.0);
   cur::SequentialSelectionOptions options;
   options.label_cap = 250;
   options.early_refusal = false;
-  const cur::SequentialCertificate c = cur::sequential_selection(pool.scores, pool.unsafe, 11, options);
+  const cur::SequentialCertificate c =
+      cur::sequential_selection(pool.scores, pool.unsafe, 11, options);
   CHECK(c.reason == cur::StoppingReason::label_cap);
   CHECK(c.labels_used == 250);
 
@@ -93,13 +95,15 @@ TEST_CASE("sequential_selection: the walk's grid, counts and decisions are the f
     for (const std::int64_t pos : order)
       if (pool.scores[static_cast<std::size_t>(pos)] >= s.lambda)
         in_selection.push_back(pool.unsafe[static_cast<std::size_t>(pos)]);
-    CHECK(s.p_anytime == ltt::sequential_composition_pvalue(in_selection, s.N, options.alpha,
-                                                            ltt::sequential_default_prior(options.alpha)));
+    CHECK(s.p_anytime ==
+          ltt::sequential_composition_pvalue(in_selection, s.N, options.alpha,
+                                             ltt::sequential_default_prior(options.alpha)));
     // at the cap, the exact test of the cap's labels at delta w joins (w = 0.2)
     REQUIRE(s.p_cap.has_value());
     CHECK(*s.p_cap == ltt::composition_pvalue(s.k, s.m, s.N, options.alpha));
-    CHECK(s.p == std::min({1.0, s.p_anytime == 0.0 ? 0.0 : ltt::detail::round_up_pvalue(s.p_anytime / 0.8),
-                           ltt::detail::round_up_pvalue(*s.p_cap / 0.2)}));
+    CHECK(s.p ==
+          std::min({1.0, s.p_anytime == 0.0 ? 0.0 : ltt::detail::round_up_pvalue(s.p_anytime / 0.8),
+                    ltt::detail::round_up_pvalue(*s.p_cap / 0.2)}));
     pvalues.push_back(s.p);
   }
   const ltt::FixedSequenceResult walk = ltt::fixed_sequence(pvalues, options.delta);
@@ -107,7 +111,8 @@ TEST_CASE("sequential_selection: the walk's grid, counts and decisions are the f
   CHECK(c.certified_step == walk.last_rejected);
   REQUIRE(c.certified);  // a clean top at alpha = 0.25 certifies within 250 labels
   for (std::size_t j = 0; j < c.steps.size(); ++j)
-    CHECK(c.steps[j].rejected == (walk.last_rejected && static_cast<std::int64_t>(j) <= *walk.last_rejected));
+    CHECK(c.steps[j].rejected ==
+          (walk.last_rejected && static_cast<std::int64_t>(j) <= *walk.last_rejected));
   CHECK(std::is_sorted(c.depth_trace.begin(), c.depth_trace.end()));
   CHECK(c.depth_trace.back() == (c.certified_step ? *c.certified_step + 1 : 0));
   const auto& deepest = c.steps[static_cast<std::size_t>(*c.certified_step)];
@@ -122,7 +127,8 @@ TEST_CASE("sequential_selection: the walk's grid, counts and decisions are the f
     }
 
   // same seed, same certificate
-  const cur::SequentialCertificate again = cur::sequential_selection(pool.scores, pool.unsafe, 11, options);
+  const cur::SequentialCertificate again =
+      cur::sequential_selection(pool.scores, pool.unsafe, 11, options);
   CHECK(again.depth_trace == c.depth_trace);
   CHECK(again.certified_step == c.certified_step);
 }
@@ -152,7 +158,8 @@ TEST_CASE("sequential_selection: stopping rules") {
   CHECK_FALSE(capped.certified);
 }
 
-TEST_CASE("sequential_selection: false certification <= delta on pools just over target (Monte Carlo)") {
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target (Monte Carlo)") {
   constexpr double alpha = 0.25, delta = 0.1;
   constexpr std::int64_t reps = 5000;
   // S_1 at the boundary U_1 = U*_1 = 38 of 151 (margin -0.0017); and every S_j 1-2 points over
@@ -175,15 +182,17 @@ TEST_CASE("sequential_selection: false certification <= delta on pools just over
       cur::apply_stop_rule(rule, options);
       std::int64_t certified = 0, labels = 0;
       for (std::int64_t r = 0; r < reps; ++r) {
-        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
+        const auto c = cur::sequential_selection(
+            pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
         certified += c.certified;
         labels += c.labels_used;
       }
       ++seed;
       const double lower = ltt::clopper_pearson_lower(certified, reps, 1e-3);
-      MESSAGE("margin " << margin << ", --stop " << rule << ": false certification " << certified << "/"
-                        << reps << " = " << static_cast<double>(certified) / reps << " (99.9% lower bound "
-                        << lower << "), mean labels " << static_cast<double>(labels) / reps);
+      MESSAGE("margin " << margin << ", --stop " << rule << ": false certification " << certified
+                        << "/" << reps << " = " << static_cast<double>(certified) / reps
+                        << " (99.9% lower bound " << lower << "), mean labels "
+                        << static_cast<double>(labels) / reps);
       CHECK(lower <= delta);
     }
   }
@@ -208,7 +217,8 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
       {"prior Beta(1, 1), anytime only", ltt::BetaBinomialPrior{1.0, 1.0}, 0.0},
       {"prior Beta(1, 9), anytime only", ltt::BetaBinomialPrior{1.0, 9.0}, 0.0},
       {"default mixture prior, anytime only", ltt::sequential_default_prior(alpha), 0.0},
-      {"default mixture prior, cap test w = 0.2 (default)", ltt::sequential_default_prior(alpha), 0.2},
+      {"default mixture prior, cap test w = 0.2 (default)", ltt::sequential_default_prior(alpha),
+       0.2},
       {"default mixture prior, cap test w = 0.5", ltt::sequential_default_prior(alpha), 0.5},
       {"defaults, --stop auto", ltt::sequential_default_prior(alpha), 0.2}};
   for (const PoolCase& pc : pools) {
@@ -239,15 +249,16 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
       options.cap_test_share = con.cap_test_share;
       std::int64_t certified = 0, labels = 0, refused_early = 0;
       for (std::int64_t r = 0; r < reps; ++r) {
-        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, 7000 + static_cast<std::uint64_t>(r), options);
+        const auto c = cur::sequential_selection(pool.scores, pool.unsafe,
+                                                 7000 + static_cast<std::uint64_t>(r), options);
         certified += c.certified;
         labels += c.labels_used;
         refused_early += c.reason == cur::StoppingReason::early_refusal;
       }
       const double mean_labels = static_cast<double>(labels) / reps;
       const double rate = static_cast<double>(certified) / reps;
-      MESSAGE("u1 = " << pc.u1 << ", sequential, " << con.name << ": certification rate "
-                      << rate << " [" << ltt::clopper_pearson_lower(certified, reps, 0.05) << ", "
+      MESSAGE("u1 = " << pc.u1 << ", sequential, " << con.name << ": certification rate " << rate
+                      << " [" << ltt::clopper_pearson_lower(certified, reps, 0.05) << ", "
                       << ltt::clopper_pearson_upper(certified, reps, 0.05) << "], mean labels "
                       << mean_labels << " of " << n << ", early refusals " << refused_early);
       if (pc.u1 == 0.02 && con.name.ends_with("(default)")) {  // the bar of issue 16
@@ -296,16 +307,17 @@ TEST_CASE("sequential_selection: stop rules stall:L and auto, and apply_stop_rul
   const auto stalled = cur::sequential_selection(split.scores, split.unsafe, 5, o);
   REQUIRE(stalled.certified);
   CHECK(stalled.reason == cur::StoppingReason::stalled);
-  const auto grown = *stalled.steps[static_cast<std::size_t>(*stalled.certified_step)].certified_after;
+  const auto grown =
+      *stalled.steps[static_cast<std::size_t>(*stalled.certified_step)].certified_after;
   CHECK(stalled.labels_used >= grown + 20);
   CHECK(stalled.labels_used < 400);
   cur::apply_stop_rule("cap", o);
   const auto capped = cur::sequential_selection(split.scores, split.unsafe, 5, o);
   CHECK(capped.labels_used == 400);
   CHECK(capped.certified_step == stalled.certified_step);  // the stall gave nothing up here
-  MESSAGE("clean top over an all-unsafe rest: stall:20 stops after " << stalled.labels_used
-          << " labels at depth " << *stalled.certified_step + 1 << " (cap 400: depth "
-          << *capped.certified_step + 1 << ")");
+  MESSAGE("clean top over an all-unsafe rest: stall:20 stops after "
+          << stalled.labels_used << " labels at depth " << *stalled.certified_step + 1
+          << " (cap 400: depth " << *capped.certified_step + 1 << ")");
 }
 
 TEST_CASE("sequential_selection: early refusal on pools with margin <= -0.10 (Monte Carlo)") {
@@ -324,7 +336,8 @@ TEST_CASE("sequential_selection: early refusal on pools with margin <= -0.10 (Mo
       std::int64_t labels = 0, certified = 0;
       std::vector<std::int64_t> used;
       for (std::int64_t r = 0; r < reps; ++r) {
-        const auto c = cur::sequential_selection(pool.scores, pool.unsafe, 9000 + static_cast<std::uint64_t>(r), options);
+        const auto c = cur::sequential_selection(pool.scores, pool.unsafe,
+                                                 9000 + static_cast<std::uint64_t>(r), options);
         labels += c.labels_used;
         certified += c.certified;
       }
@@ -341,36 +354,49 @@ TEST_CASE("sequential_selection: argument checking names the parameter") {
   const Pool pool = make_pool(100, 0.1, 0.1);
   cur::SequentialSelectionOptions o;
   o.label_cap = 0;
-  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "label_cap");
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); },
+                      "label_cap");
   o.label_cap = 101;
-  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "label_cap");
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); },
+                      "label_cap");
   o.label_cap = 50;
   o.target_step = 12;
-  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "target_step");
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); },
+                      "target_step");
   o.target_step.reset();
   o.alpha = 0.0;
   check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "alpha");
   o.alpha = 0.25;
   o.cap_test_share = 1.0;
-  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "cap_test_share");
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); },
+                      "cap_test_share");
   o.cap_test_share = 0.2;
   o.refusal_rate = -0.1;
-  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "refusal_rate");
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); },
+                      "refusal_rate");
   o.refusal_rate = 0.05;
   o.stall_labels = 0;
-  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); }, "stall_labels");
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, pool.unsafe, 1, o); },
+                      "stall_labels");
   o.stall_labels.reset();
   const std::vector<std::uint8_t> short_labels(99, 0);
-  check_throws_naming([&] { cur::sequential_selection(pool.scores, short_labels, 1, o); }, "pool_unsafe.size()");
+  check_throws_naming([&] { cur::sequential_selection(pool.scores, short_labels, 1, o); },
+                      "pool_unsafe.size()");
   std::vector<std::int64_t> order(50, 0);
   for (std::int64_t i = 0; i < 50; ++i) order[static_cast<std::size_t>(i)] = i;
   order[7] = 3;
   check_throws_naming(
-      [&] { cur::sequential_selection(pool.scores, order, [](std::int64_t) { return false; }, o); },
+      [&] {
+        cur::sequential_selection(
+            pool.scores, order, [](std::int64_t) { return false; }, o);
+      },
       "order[7]");
   order.resize(10);
   check_throws_naming(
-      [&] { cur::sequential_selection(pool.scores, order, [](std::int64_t) { return false; }, o); },
+      [&] {
+        cur::sequential_selection(
+            pool.scores, order, [](std::int64_t) { return false; }, o);
+      },
       "order.size()");
   check_throws_naming([] { cur::draw_label_order(10, 11, 1); }, "count");
 }

@@ -101,7 +101,8 @@ TEST_CASE("threshold_grid: matches a full sort on random pools with heavy ties")
     std::size_t step = 0;
     std::vector<double> merged;
     for (std::size_t j = 0; j < q.size(); ++j) {
-      const auto r = static_cast<std::size_t>(cur::quantile_rank(q[j], static_cast<std::int64_t>(N)));
+      const auto r =
+          static_cast<std::size_t>(cur::quantile_rank(q[j], static_cast<std::int64_t>(N)));
       const double lambda = sorted[r];
       if (j > 0 && step > 0 && lambda == grid.lambda[step - 1]) {
         merged.push_back(q[j]);
@@ -111,7 +112,8 @@ TEST_CASE("threshold_grid: matches a full sort on random pools with heavy ties")
       CHECK(grid.quantile[step] == q[j]);
       CHECK(grid.lambda[step] == lambda);
       CHECK(grid.selection_size[step] ==
-            static_cast<std::int64_t>(std::count_if(g.begin(), g.end(), [&](double x) { return x >= lambda; })));
+            static_cast<std::int64_t>(
+                std::count_if(g.begin(), g.end(), [&](double x) { return x >= lambda; })));
       if (step > 0) CHECK(grid.lambda[step] < grid.lambda[step - 1]);
       ++step;
     }
@@ -124,11 +126,27 @@ TEST_CASE("threshold_grid: invalid input names the parameter") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   check_throws_naming([] { cur::threshold_grid(std::vector<double>{}); }, "scores.size()");
   check_throws_naming([&] { cur::threshold_grid(std::vector<double>{1, nan, 2}); }, "scores[1]");
-  check_throws_naming([] { cur::threshold_grid(std::vector<double>{1, std::numeric_limits<double>::infinity()}); }, "scores[1]");
+  check_throws_naming(
+      [] {
+        cur::threshold_grid(std::vector<double>{1, std::numeric_limits<double>::infinity()});
+      },
+      "scores[1]");
   const std::vector<double> g{1, 2, 3};
   check_throws_naming([&] { cur::threshold_grid(g, std::vector<double>{}); }, "quantiles.size()");
-  check_throws_naming([&] { cur::threshold_grid(g, std::vector<double>{0.8, 0.8}); }, "quantiles[1]");
-  check_throws_naming([&] { cur::threshold_grid(g, std::vector<double>{0.3, 0.5}); }, "quantiles[1]");
+  check_throws_naming(
+      [&] {
+        cur::threshold_grid(g, std::vector<double>{0.8, 0.8});
+      },
+      "quantiles[1]");
+  check_throws_naming(
+      [&] {
+        cur::threshold_grid(g, std::vector<double>{0.3, 0.5});
+      },
+      "quantiles[1]");
   check_throws_naming([&] { cur::threshold_grid(g, std::vector<double>{1.2}); }, "quantiles[0]");
-  check_throws_naming([&] { cur::threshold_grid(g, std::vector<double>{0.5, nan}); }, "quantiles[1]");
+  check_throws_naming(
+      [&] {
+        cur::threshold_grid(g, std::vector<double>{0.5, nan});
+      },
+      "quantiles[1]");
 }

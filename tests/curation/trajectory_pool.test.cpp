@@ -72,7 +72,8 @@ TEST_CASE("validate_pool: invalid input names the parameter") {
 TEST_CASE("unsafe_bits: cost above the budget; equal to it is within budget") {
   const std::vector<double> cost{0.0, 25.0, 25.000001, 100.0};
   CHECK(cur::unsafe_bits(cost, 25.0) == std::vector<std::uint8_t>{0, 0, 1, 1});
-  check_throws_naming([&] { cur::unsafe_bits(cost, std::numeric_limits<double>::quiet_NaN()); }, "budget");
+  check_throws_naming([&] { cur::unsafe_bits(cost, std::numeric_limits<double>::quiet_NaN()); },
+                      "budget");
   const std::vector<double> bad{1.0, std::numeric_limits<double>::quiet_NaN()};
   check_throws_naming([&] { cur::unsafe_bits(bad, 25.0); }, "episodic_cost[1]");
 }
@@ -82,5 +83,9 @@ TEST_CASE("unsafe_fraction: the realized unsafe fraction of a selection") {
   CHECK(cur::unsafe_fraction(u, std::vector<std::int64_t>{0, 1, 2, 3}) == 0.5);
   CHECK(cur::unsafe_fraction(u, std::vector<std::int64_t>{1, 2}) == 0.0);
   CHECK(cur::unsafe_fraction(u, std::vector<std::int64_t>{}) == 0.0);
-  check_throws_naming([&] { cur::unsafe_fraction(u, std::vector<std::int64_t>{1, 5}); }, "selection[1]");
+  check_throws_naming(
+      [&] {
+        cur::unsafe_fraction(u, std::vector<std::int64_t>{1, 5});
+      },
+      "selection[1]");
 }

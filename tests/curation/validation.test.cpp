@@ -72,8 +72,7 @@ TEST_CASE("validation_draw_seed: the outputs of SplitMix64") {
 TEST_CASE("simulated rate matches the closed form; false certification within delta") {
   const std::int64_t N = 2000;
   const double alpha = 0.35, delta = 0.1, level = 1e-3;
-  const std::vector<double> margins{-0.3, -0.2, -0.1, -0.05, -0.02, 0.0,
-                                    0.02, 0.05, 0.1,  0.2,   0.3};
+  const std::vector<double> margins{-0.3, -0.2, -0.1, -0.05, -0.02, 0.0, 0.02, 0.05, 0.1, 0.2, 0.3};
   const ltt::Procedure procedures[] = {ltt::Procedure::fixed_sequence, ltt::Procedure::bonferroni,
                                        ltt::Procedure::holm};
   double worst_fwer[3] = {0.0, 0.0, 0.0};
@@ -122,8 +121,8 @@ TEST_CASE("simulated rate matches the closed form; false certification within de
     }
     MESSAGE(line.str());
   }
-  MESSAGE("worst false-certification rate over the margins: fixed sequence " << worst_fwer[0]
-          << ", Bonferroni " << worst_fwer[1] << ", Holm " << worst_fwer[2]
+  MESSAGE("worst false-certification rate over the margins: fixed sequence "
+          << worst_fwer[0] << ", Bonferroni " << worst_fwer[1] << ", Holm " << worst_fwer[2]
           << " (delta = " << delta << ")");
 }
 
@@ -198,12 +197,13 @@ TEST_CASE("the paper's setting: rate against the closed form, guarantee, triple 
   CHECK(covered == t.covered);
   CHECK(*t.mean_bound_certified == doctest::Approx(sum_bound / static_cast<double>(certified)));
   CHECK(*t.mean_bound_covers == (*t.mean_bound_certified >= realized));
-  MESSAGE("paper setting, N = 2000, N1 = " << N1 << ", U1 = " << v.steps.front().U
-          << ": closed form " << *v.closed_form_rate << ", simulated " << *v.certification.rate
-          << ", false cert " << *v.false_certification.rate << ", Pr[viol | cert] " << realized
-          << "; mean r_hat " << t.mean_r_hat << " (certified draws " << *t.mean_r_hat_certified
-          << "), mean bound " << *t.mean_bound_certified << ", covered " << t.covered << " / "
-          << certified << ", " << t.distinct_counts << " distinct (m1, k1)");
+  MESSAGE("paper setting, N = 2000, N1 = "
+          << N1 << ", U1 = " << v.steps.front().U << ": closed form " << *v.closed_form_rate
+          << ", simulated " << *v.certification.rate << ", false cert "
+          << *v.false_certification.rate << ", Pr[viol | cert] " << realized << "; mean r_hat "
+          << t.mean_r_hat << " (certified draws " << *t.mean_r_hat_certified << "), mean bound "
+          << *t.mean_bound_certified << ", covered " << t.covered << " / " << certified << ", "
+          << t.distinct_counts << " distinct (m1, k1)");
 }
 
 TEST_CASE("the same results, bit for bit, with one and two threads") {
@@ -291,7 +291,8 @@ TEST_CASE("a census certifies the same step on every draw") {
          !v.steps[static_cast<std::size_t>(expected + 1)].true_null)
     ++expected;
   REQUIRE(expected >= 0);
-  REQUIRE(expected + 1 < static_cast<std::int64_t>(v.steps.size()));  // some deep step is a true null
+  REQUIRE(expected + 1 <
+          static_cast<std::int64_t>(v.steps.size()));  // some deep step is a true null
   CHECK(v.steps[static_cast<std::size_t>(expected)].returned == o.draws);
   CHECK(v.certification.count == o.draws);
   CHECK(v.false_certification.count == 0);
@@ -349,9 +350,8 @@ TEST_CASE("validate_guarantee: invalid arguments name the parameter") {
         (void)cur::validate_guarantee(s, unsafe);
       },
       "scores[3]");
-  check_throws_naming(
-      [&] { (void)cur::validate_guarantee(scores, std::span(unsafe).first(99)); },
-      "unsafe.size()");
+  check_throws_naming([&] { (void)cur::validate_guarantee(scores, std::span(unsafe).first(99)); },
+                      "unsafe.size()");
   check_throws_naming(
       [&] {
         std::vector<std::uint8_t> u = unsafe;
@@ -374,7 +374,9 @@ TEST_CASE("validate_guarantee: invalid arguments name the parameter") {
   check_throws_naming(
       with([](cur::ValidationOptions& o) { o.procedure = static_cast<ltt::Procedure>(7); }),
       "options.procedure");
-  check_throws_naming(with([](cur::ValidationOptions& o) { o.quantiles = {0.5, 0.6}; }),
+  check_throws_naming(with([](cur::ValidationOptions& o) {
+                        o.quantiles = {0.5, 0.6};
+                      }),
                       "quantiles[1]");
   check_throws_naming(with([](cur::ValidationOptions& o) { o.quantiles = {}; }),
                       "quantiles.size()");
@@ -390,15 +392,17 @@ TEST_CASE("validate_sequential: false certification <= delta under each stop rul
   for (const char* rule : {"cap", "target:0", "early-refusal", "stall:20", "auto"}) {
     cur::SequentialSelectionOptions walk;
     cur::apply_stop_rule(rule, walk);
-    const cur::SequentialValidation v = cur::validate_sequential(pool.scores, pool.unsafe, options, walk);
+    const cur::SequentialValidation v =
+        cur::validate_sequential(pool.scores, pool.unsafe, options, walk);
     REQUIRE(v.purity_margin < 0.0);
     REQUIRE(v.purity_margin >= -0.02);
     CHECK(v.false_certification.count == v.certification.count);
     CHECK(v.false_certification.lower <= options.delta);  // 95% two-sided interval
-    MESSAGE("--stop " << std::string(rule) << ": false certification " << *v.false_certification.rate << " ["
-                      << v.false_certification.lower << ", " << v.false_certification.upper
-                      << "], labels mean " << v.labels_used.mean << ", median " << v.labels_used.median
-                      << ", p90 " << v.labels_used.p90 << ", max " << v.labels_used.max);
+    MESSAGE("--stop " << std::string(rule) << ": false certification "
+                      << *v.false_certification.rate << " [" << v.false_certification.lower << ", "
+                      << v.false_certification.upper << "], labels mean " << v.labels_used.mean
+                      << ", median " << v.labels_used.median << ", p90 " << v.labels_used.p90
+                      << ", max " << v.labels_used.max);
     // the statistics from the outcomes, and each run replayed alone
     std::vector<std::int64_t> used;
     std::int64_t stopped = 0;
@@ -411,7 +415,8 @@ TEST_CASE("validate_sequential: false certification <= delta under each stop rul
     CHECK(v.labels_used.p90 == used[1349]);
     CHECK(v.labels_used.max <= options.calibration_size);
     walk.label_cap = options.calibration_size;
-    const auto replay = cur::sequential_selection(pool.scores, pool.unsafe, v.outcomes[7].seed, walk);
+    const auto replay =
+        cur::sequential_selection(pool.scores, pool.unsafe, v.outcomes[7].seed, walk);
     CHECK(replay.labels_used == v.outcomes[7].labels_used);
     CHECK(replay.certified_step == v.outcomes[7].returned);
   }

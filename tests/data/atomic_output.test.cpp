@@ -23,8 +23,8 @@
 
 #include <data/atomic_output.hpp>
 
-#include "data_test.hpp"
 #include "../support/unix_socket.hpp"
+#include "data_test.hpp"
 
 using namespace ltt_data_test;
 
@@ -192,10 +192,12 @@ TEST_CASE("atomic writers: a link, a device, a FIFO or a socket is refused and l
     bool ran = false;
     check_data_error([&] { ltt::data::check_file_destination(target); }, {c.reason});
     check_data_error(
-        [&] { ltt::data::write_stream_atomically(target, [&](std::ostream& o) {
-          ran = true;
-          o << "x";
-        }); },
+        [&] {
+          ltt::data::write_stream_atomically(target, [&](std::ostream& o) {
+            ran = true;
+            o << "x";
+          });
+        },
         {"cannot write", target.filename().string(), c.reason});
     check_data_error(
         [&] { ltt::data::write_file_atomically(target, [&](const fs::path&) { ran = true; }); },

@@ -100,8 +100,7 @@ TEST_CASE("run_in_child: a child without progress is stopped; one that ticks is 
       [] {
         run_in_child("f.hdf5", "worker", [](ChildOutput& out) {
           out.step("spinning");
-          for (volatile bool forever = true; forever;) {
-          }
+          for (volatile bool forever = true; forever;) {}
         });
       },
       {"f.hdf5: worker hung (no progress in 1 s) spinning"});

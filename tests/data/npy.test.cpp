@@ -27,10 +27,14 @@ namespace {
 double value_at(DType t, std::int64_t i) {
   switch (t) {
     case DType::float32:
-    case DType::float64: return static_cast<double>(i - 5) * 0.25;
-    case DType::int64: return static_cast<double>((i - 5) * 1000000007);
-    case DType::uint8: return static_cast<double>((i * 37) % 256);
-    case DType::boolean: return i % 3 == 0 ? 1.0 : 0.0;
+    case DType::float64:
+      return static_cast<double>(i - 5) * 0.25;
+    case DType::int64:
+      return static_cast<double>((i - 5) * 1000000007);
+    case DType::uint8:
+      return static_cast<double>((i * 37) % 256);
+    case DType::boolean:
+      return i % 3 == 0 ? 1.0 : 0.0;
   }
   return 0;
 }

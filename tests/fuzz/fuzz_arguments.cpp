@@ -86,7 +86,9 @@ void read_back(const Command& command, const Arguments& args) {
       case FlagKind::unit:
         if (has) check(args.real(f.name) >= 0.0 && args.real(f.name) <= 1.0, "in [0, 1]");
         break;
-      case FlagKind::boolean: check(args.flag(f.name) == args.given(f.name), "a switch"); break;
+      case FlagKind::boolean:
+        check(args.flag(f.name) == args.given(f.name), "a switch");
+        break;
       case FlagKind::text:
         if (has) static_cast<void>(args.text(f.name));
         break;
@@ -102,7 +104,8 @@ void certify_readers(const Arguments& args) {
     return true;
   }));
   static_cast<void>(accepted([&] { return read_aggregator(args, in.aggregation_name); }));
-  if (const auto options = accepted([&] { return certification::read_selection_flags(args, in); })) {
+  if (const auto options =
+          accepted([&] { return certification::read_selection_flags(args, in); })) {
     check(!options->quantiles.empty(), "--grid: at least one quantile");
     for (std::size_t j = 0; j < options->quantiles.size(); ++j)
       check(options->quantiles[j] >= 0.0 && options->quantiles[j] <= 1.0 &&

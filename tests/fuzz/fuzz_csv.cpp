@@ -46,9 +46,8 @@ void check_pool(const cli::PoolFile& f, bool with_score) {
 }
 
 void read_against(const cli::PoolFile& pool, std::string_view table) {
-  if (const auto labels = accepted([&] {
-        return cli::read_labels(cli::CsvFile("labels.csv", std::string(table)), pool);
-      })) {
+  if (const auto labels = accepted(
+          [&] { return cli::read_labels(cli::CsvFile("labels.csv", std::string(table)), pool); })) {
     check(labels->index.size() == labels->unsafe.size() && labels->size() >= 1 &&
               labels->size() <= pool.size(),
           "labels: one bit per position, at least one, at most the pool");
@@ -77,13 +76,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t nul = bytes.find('\0');
   const std::string_view pool_text = bytes.substr(0, nul);
 
-  const auto pool = accepted([&] {
-    return cli::read_pool_csv(cli::CsvFile("pool.csv", std::string(pool_text)));
-  });
+  const auto pool = accepted(
+      [&] { return cli::read_pool_csv(cli::CsvFile("pool.csv", std::string(pool_text))); });
   if (pool) check_pool(*pool, true);
-  const auto unscored = accepted([&] {
-    return cli::read_pool_csv(cli::CsvFile("pool.csv", std::string(pool_text)), false);
-  });
+  const auto unscored = accepted(
+      [&] { return cli::read_pool_csv(cli::CsvFile("pool.csv", std::string(pool_text)), false); });
   if (unscored) check_pool(*unscored, false);
   check(!pool || unscored, "a pool read with scores reads without them");
 

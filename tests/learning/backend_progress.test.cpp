@@ -42,7 +42,8 @@ std::string stderr_of(const std::function<void()>& f) {
   std::rewind(capture);
   std::string text;
   char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, capture)) > 0;) text.append(buffer, n);
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, capture)) > 0;)
+    text.append(buffer, n);
   std::fclose(capture);
   return text;
 }
@@ -74,12 +75,14 @@ TEST_CASE("Eigen backend: the interface runs EigenMlp<float>") {
   lrn::EigenMlp<float> mlp(start.shape, start.parameters);
   CHECK(net->shape() == start.shape);
   std::vector<float> batch(2 * 2 * 4 * 3);
-  for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<float>((i * 37) % 11) * 0.2f - 1.0f;
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    batch[i] = static_cast<float>((i * 37) % 11) * 0.2f - 1.0f;
   const double loss = net->bradley_terry_step(batch, 2, 4);
   CHECK(loss == mlp.bradley_terry_gradient(batch, 2, 4));
   mlp.adam_step();
   const auto after = net->weights();
-  CHECK(std::memcmp(after.parameters.data(), mlp.parameters().data(), 4 * after.parameters.size()) == 0);
+  CHECK(std::memcmp(after.parameters.data(), mlp.parameters().data(),
+                    4 * after.parameters.size()) == 0);
   std::vector<float> a(16), b(16);
   net->predict(batch, 16, a);
   mlp.predict(batch, 16, b);
@@ -100,7 +103,7 @@ TEST_CASE("progress: silent unless asked when stderr is not a terminal") {
   CHECK(text.find("value ensemble member 1/2: epoch 1/3 loss ") != std::string::npos);
   CHECK(text.find("value ensemble member 2/2: epoch 3/3 loss ") != std::string::npos);
   CHECK(text.find(" states/s ETA ") != std::string::npos);
-  CHECK(text.find(" ETA 0 s\n") != std::string::npos);  // the last member-epoch leaves nothing
-  CHECK(text.find('\r') == std::string::npos);  // no in-place rewriting in a file
+  CHECK(text.find(" ETA 0 s\n") != std::string::npos);       // the last member-epoch leaves nothing
+  CHECK(text.find('\r') == std::string::npos);               // no in-place rewriting in a file
   CHECK(quiet.ensemble.members == always.ensemble.members);  // reporting changes nothing else
 }

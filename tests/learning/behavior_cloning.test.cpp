@@ -46,7 +46,8 @@ Data make_data(std::int64_t rows, std::uint64_t seed, const Controller& controll
   d.actions.resize(static_cast<std::size_t>(rows * action_dim));
   for (auto& x : d.observations) x = normal(rng);
   for (std::int64_t r = 0; r < rows; ++r)
-    controller.act(&d.observations[static_cast<std::size_t>(r * obs_dim)], &d.actions[static_cast<std::size_t>(r * action_dim)]);
+    controller.act(&d.observations[static_cast<std::size_t>(r * obs_dim)],
+                   &d.actions[static_cast<std::size_t>(r * action_dim)]);
   return d;
 }
 
@@ -69,10 +70,12 @@ lrn::PolicyTrainingOptions small_options() {
 
 }  // namespace
 
-TEST_CASE("behavior cloning reproduces a known tanh-linear controller" * doctest::test_suite("training")) {
+TEST_CASE("behavior cloning reproduces a known tanh-linear controller" *
+          doctest::test_suite("training")) {
   const Controller controller;
   const Data train = make_data(4000, 1, controller), test = make_data(1000, 2, controller);
-  const auto result = lrn::train_policy({train.observations, obs_dim, train.actions, action_dim, {}}, small_options());
+  const auto result = lrn::train_policy(
+      {train.observations, obs_dim, train.actions, action_dim, {}}, small_options());
   REQUIRE(result.epoch_loss.size() == 60);
   const double error = mse(lrn::policy_actions(result.policy, test.observations), test.actions);
   double variance = 0.0;
@@ -83,27 +86,32 @@ TEST_CASE("behavior cloning reproduces a known tanh-linear controller" * doctest
   CHECK(error < 0.01 * variance);
 }
 
-TEST_CASE("behavior cloning weights: unit weights change no bit, zero weights drop samples" * doctest::test_suite("training")) {
+TEST_CASE("behavior cloning weights: unit weights change no bit, zero weights drop samples" *
+          doctest::test_suite("training")) {
   const Controller controller;
   Controller opposite;
   opposite.sign = -1.0;
   const Data good = make_data(1500, 4, controller), bad = make_data(1500, 5, opposite);
   Data both = good;
-  both.observations.insert(both.observations.end(), bad.observations.begin(), bad.observations.end());
+  both.observations.insert(both.observations.end(), bad.observations.begin(),
+                           bad.observations.end());
   both.actions.insert(both.actions.end(), bad.actions.begin(), bad.actions.end());
 
   auto o = small_options();
   o.epochs = 3;
   const std::vector<float> ones(3000, 1.0f);
-  const auto plain = lrn::train_policy({both.observations, obs_dim, both.actions, action_dim, {}}, o);
-  const auto unit = lrn::train_policy({both.observations, obs_dim, both.actions, action_dim, ones}, o);
+  const auto plain =
+      lrn::train_policy({both.observations, obs_dim, both.actions, action_dim, {}}, o);
+  const auto unit =
+      lrn::train_policy({both.observations, obs_dim, both.actions, action_dim, ones}, o);
   CHECK(plain.policy == unit.policy);
   CHECK(plain.epoch_loss == unit.epoch_loss);
 
   std::vector<float> keep_good(3000, 0.0f);
   std::fill(keep_good.begin(), keep_good.begin() + 1500, 1.0f);
   o.epochs = 60;
-  const auto weighted = lrn::train_policy({both.observations, obs_dim, both.actions, action_dim, keep_good}, o);
+  const auto weighted =
+      lrn::train_policy({both.observations, obs_dim, both.actions, action_dim, keep_good}, o);
   const Data test = make_data(500, 6, controller);
   const double error = mse(lrn::policy_actions(weighted.policy, test.observations), test.actions);
   MESSAGE("weighted held-out MSE against the kept controller " << error);
@@ -140,24 +148,42 @@ TEST_CASE("train_policy: argument checks") {
   auto o = small_options();
   o.epochs = 1;
   d.actions[3] = 1.5f;
-  check_throws_naming([&] { lrn::train_policy({d.observations, obs_dim, d.actions, action_dim, {}}, o); },
-                      "data.actions[1][1]");
+  check_throws_naming(
+      [&] {
+        lrn::train_policy({d.observations, obs_dim, d.actions, action_dim, {}}, o);
+      },
+      "data.actions[1][1]");
   d.actions[3] = 0.5f;
   const std::vector<float> short_weights(9, 1.0f);
-  check_throws_naming([&] { lrn::train_policy({d.observations, obs_dim, d.actions, action_dim, short_weights}, o); },
-                      "data.weights.size()");
+  check_throws_naming(
+      [&] {
+        lrn::train_policy({d.observations, obs_dim, d.actions, action_dim, short_weights}, o);
+      },
+      "data.weights.size()");
   std::vector<float> negative(10, 1.0f);
   negative[4] = -1.0f;
-  check_throws_naming([&] { lrn::train_policy({d.observations, obs_dim, d.actions, action_dim, negative}, o); },
-                      "data.weights[4]");
-  check_throws_naming([&] { lrn::train_policy({d.observations, obs_dim, std::span<const float>(d.actions).first(18), action_dim, {}}, o); },
-                      "data.actions");
+  check_throws_naming(
+      [&] {
+        lrn::train_policy({d.observations, obs_dim, d.actions, action_dim, negative}, o);
+      },
+      "data.weights[4]");
+  check_throws_naming(
+      [&] {
+        lrn::train_policy(
+            {d.observations, obs_dim, std::span<const float>(d.actions).first(18), action_dim, {}},
+            o);
+      },
+      "data.actions");
   o.batch = 0;
-  check_throws_naming([&] { lrn::train_policy({d.observations, obs_dim, d.actions, action_dim, {}}, o); },
-                      "options.batch");
+  check_throws_naming(
+      [&] {
+        lrn::train_policy({d.observations, obs_dim, d.actions, action_dim, {}}, o);
+      },
+      "options.batch");
 }
 
-TEST_CASE("fold_input_normalization: the folded network on x is the network on (x - mean) / scale") {
+TEST_CASE(
+    "fold_input_normalization: the folded network on x is the network on (x - mean) / scale") {
   const lrn::MlpShape shape{{obs_dim, 16, action_dim}, lrn::OutputActivation::tanh};
   const lrn::MlpWeights network = lrn::initial_weights(shape, 7);
   const std::vector<double> mean{3.0, -200.0, 0.5, 0.0, 1e3}, scale{2.0, 50.0, 0.1, 1.0, 400.0};
@@ -173,12 +199,14 @@ TEST_CASE("fold_input_normalization: the folded network on x is the network on (
   }
   lrn::MlpWeights folded = network;
   lrn::fold_input_normalization(folded, mean, scale);
-  const std::vector<float> a = lrn::policy_actions(folded, raw), b = lrn::policy_actions(network, z);
+  const std::vector<float> a = lrn::policy_actions(folded, raw),
+                           b = lrn::policy_actions(network, z);
   // float32 rounding of raw inputs up to ~1e3 and of the folded weights: tanh outputs agree to 1e-4
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(std::abs(a[i] - b[i]) <= 1e-4f);
   lrn::MlpWeights bad = network;
   const std::vector<double> short_mean{0.0}, zero_scale{1, 1, 0, 1, 1};
-  check_throws_naming([&] { lrn::fold_input_normalization(bad, short_mean, scale); }, "mean.size()");
+  check_throws_naming([&] { lrn::fold_input_normalization(bad, short_mean, scale); },
+                      "mean.size()");
   check_throws_naming([&] { lrn::fold_input_normalization(bad, mean, zero_scale); }, "scale[2]");
 }
 
@@ -193,11 +221,15 @@ TEST_CASE("behavior cloning with normalize_observations: badly scaled inputs, sa
     for (std::size_t i = 1; i < d->observations.size(); i += obs_dim) d->observations[i] *= 1000.0f;
   const lrn::BehaviorData data{train.observations, obs_dim, train.actions, action_dim, {}};
   lrn::PolicyTrainingOptions options = small_options();
-  const double raw_error = mse(lrn::policy_actions(lrn::train_policy(data, options).policy, test.observations), test.actions);
+  const double raw_error =
+      mse(lrn::policy_actions(lrn::train_policy(data, options).policy, test.observations),
+          test.actions);
   options.normalize_observations = true;
   const lrn::PolicyTrainingResult normalized = lrn::train_policy(data, options);
-  const double normalized_error = mse(lrn::policy_actions(normalized.policy, test.observations), test.actions);
-  MESSAGE("held-out MSE on badly scaled inputs: raw " << raw_error << ", normalized " << normalized_error);
+  const double normalized_error =
+      mse(lrn::policy_actions(normalized.policy, test.observations), test.actions);
+  MESSAGE("held-out MSE on badly scaled inputs: raw " << raw_error << ", normalized "
+                                                      << normalized_error);
   CHECK(normalized_error < 1e-3);
   CHECK(normalized_error < raw_error / 5);
 }

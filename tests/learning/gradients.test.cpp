@@ -69,7 +69,8 @@ TEST_CASE("Bradley-Terry gradient matches central differences (double)") {
                             /*chunk_rows=*/16);  // 2 pairs per chunk: exercises accumulation
   const std::int64_t pairs = 5, H = 4;
   const auto batch = normal_values(static_cast<std::size_t>(pairs * 2 * H * 3), 12);
-  const double worst = worst_relative_error(mlp, [&] { return mlp.bradley_terry_gradient(batch, pairs, H); });
+  const double worst =
+      worst_relative_error(mlp, [&] { return mlp.bradley_terry_gradient(batch, pairs, H); });
   CHECK(worst < 1e-6);
 }
 
@@ -84,10 +85,13 @@ TEST_CASE("weighted squared-error gradient through tanh matches central differen
   for (auto& t : targets) t = std::tanh(t);
   const std::vector<double> weights{0.5, 2.0, 0.0, 1.0, 3.0, 0.25, 1.5};
   SUBCASE("weighted") {
-    CHECK(worst_relative_error(mlp, [&] { return mlp.squared_error_gradient(inputs, targets, weights, rows); }) < 1e-6);
+    CHECK(worst_relative_error(mlp, [&] {
+            return mlp.squared_error_gradient(inputs, targets, weights, rows);
+          }) < 1e-6);
   }
   SUBCASE("unweighted") {
-    CHECK(worst_relative_error(mlp, [&] { return mlp.squared_error_gradient(inputs, targets, {}, rows); }) < 1e-6);
+    CHECK(worst_relative_error(
+              mlp, [&] { return mlp.squared_error_gradient(inputs, targets, {}, rows); }) < 1e-6);
   }
 }
 
@@ -131,7 +135,8 @@ TEST_CASE("Adam: two steps by hand, bias-corrected as torch.optim.Adam") {
       p[i] -= 0.01 * mhat / (std::sqrt(vhat) + 1e-8);
     }
     mlp.adam_step();
-    for (std::size_t i = 0; i < p.size(); ++i) CHECK(mlp.parameters()[i] == doctest::Approx(p[i]).epsilon(1e-12));
+    for (std::size_t i = 0; i < p.size(); ++i)
+      CHECK(mlp.parameters()[i] == doctest::Approx(p[i]).epsilon(1e-12));
   }
   CHECK(mlp.adam_steps() == 2);
 }
@@ -154,12 +159,14 @@ TEST_CASE("Bradley-Terry loss: value, gradient, and no overflow far out") {
   std::vector<double> d2(2);
   CHECK(lrn::bradley_terry_loss<double>(far, 1, 1, 1, d2) == 0.0);
   CHECK(d2[0] == 0.0);
-  CHECK(lrn::bradley_terry_loss<double>(wrong, 1, 1, 1, d2) == doctest::Approx(1000.0).epsilon(1e-15));
+  CHECK(lrn::bradley_terry_loss<double>(wrong, 1, 1, 1, d2) ==
+        doctest::Approx(1000.0).epsilon(1e-15));
   CHECK(d2[0] == -1.0);
   CHECK(d2[1] == 1.0);
   // x = 40: log1p(exp(-40)) = 4.248e-18 to full relative accuracy (1 - logistic would give 0)
   const std::vector<double> mid{40.0, 0.0};
-  CHECK(lrn::bradley_terry_loss<double>(mid, 1, 1, 1, d2) == doctest::Approx(4.248354255291589e-18).epsilon(1e-14));
+  CHECK(lrn::bradley_terry_loss<double>(mid, 1, 1, 1, d2) ==
+        doctest::Approx(4.248354255291589e-18).epsilon(1e-14));
   CHECK(lrn::log1p_exp(-800.0) == 0.0);
   CHECK(std::isfinite(lrn::logistic(-800.0)));
 }
@@ -167,14 +174,16 @@ TEST_CASE("Bradley-Terry loss: value, gradient, and no overflow far out") {
 TEST_CASE("EigenMlp: argument checks") {
   const auto shape = lrn::value_shape(2, std::vector<std::int64_t>{3});
   const auto w = lrn::initial_weights(shape, 1);
-  check_throws_naming([&] { lrn::EigenMlp<float>(shape, std::span<const float>(w.parameters).first(5)); },
-                      "parameters.size()");
+  check_throws_naming(
+      [&] { lrn::EigenMlp<float>(shape, std::span<const float>(w.parameters).first(5)); },
+      "parameters.size()");
   lrn::EigenMlp<float> mlp(shape, w.parameters);
   const std::vector<float> x(2 * 3 * 2, 0.5f);
   check_throws_naming([&] { mlp.bradley_terry_gradient(x, 2, 2); }, "batch.size()");
   check_throws_naming([&] { mlp.bradley_terry_gradient(x, 0, 3); }, "pairs");
   std::vector<float> out(5);
   check_throws_naming([&] { mlp.predict(x, 6, out); }, "outputs.size()");
-  check_throws_naming([&] { lrn::EigenMlp<float>(shape, w.parameters, {-1.0}); }, "adam.learning_rate");
+  check_throws_naming([&] { lrn::EigenMlp<float>(shape, w.parameters, {-1.0}); },
+                      "adam.learning_rate");
   check_throws_naming([&] { lrn::value_shape(2, std::vector<std::int64_t>{0}); }, "hidden[0]");
 }

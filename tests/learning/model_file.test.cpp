@@ -43,7 +43,8 @@ std::string error_of(std::string_view bytes) {
 }
 
 fs::path temp_path(const char* name) {
-  return fs::temp_directory_path() / (std::string("ltt_learning_test_") + std::to_string(::getpid()) + "_" + name);
+  return fs::temp_directory_path() /
+         (std::string("ltt_learning_test_") + std::to_string(::getpid()) + "_" + name);
 }
 
 }  // namespace
@@ -54,16 +55,18 @@ TEST_CASE("model file: documented layout") {
   CHECK(bytes.substr(0, 8) == std::string("ltt.mlp\n"));
   auto u32 = [&](std::size_t at) {
     std::uint32_t x = 0;
-    for (std::size_t i = 0; i < 4; ++i) x |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+    for (std::size_t i = 0; i < 4; ++i)
+      x |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
     return x;
   };
-  CHECK(u32(8) == 1);    // version
-  CHECK(u32(12) == 2);   // networks
-  CHECK(u32(16) == 0);   // identity
-  CHECK(u32(20) == 3);   // layers
-  CHECK(u32(24) == 3);   // widths 3, 4, 3, 1
+  CHECK(u32(8) == 1);   // version
+  CHECK(u32(12) == 2);  // networks
+  CHECK(u32(16) == 0);  // identity
+  CHECK(u32(20) == 3);  // layers
+  CHECK(u32(24) == 3);  // widths 3, 4, 3, 1
   CHECK(u32(36) == 1);
-  CHECK(u32(40) == std::bit_cast<std::uint32_t>(nets[0].parameters[0]));  // first weight, little-endian
+  CHECK(u32(40) ==
+        std::bit_cast<std::uint32_t>(nets[0].parameters[0]));  // first weight, little-endian
   const std::size_t p0 = static_cast<std::size_t>(nets[0].shape.parameter_count());
   const std::size_t p1 = static_cast<std::size_t>(nets[1].shape.parameter_count());
   CHECK(bytes.size() == 16 + (8 + 16 + 4 * p0) + (8 + 16 + 4 * p1) + 8);
@@ -76,7 +79,8 @@ TEST_CASE("model file: round trip is bit-exact, through memory and through a fil
   REQUIRE(decoded.size() == 2);
   for (std::size_t k = 0; k < 2; ++k) {
     CHECK(decoded[k].shape == nets[k].shape);
-    CHECK(std::memcmp(decoded[k].parameters.data(), nets[k].parameters.data(), 4 * nets[k].parameters.size()) == 0);
+    CHECK(std::memcmp(decoded[k].parameters.data(), nets[k].parameters.data(),
+                      4 * nets[k].parameters.size()) == 0);
   }
   const auto path = temp_path("round_trip.mlp");
   lrn::save_model(path, nets[1]);
@@ -129,7 +133,8 @@ TEST_CASE("model file: unreadable and unwritable paths, bad networks") {
     what = e.what();
   }
   CHECK(what.find("does_not_exist.mlp: cannot open") != std::string::npos);
-  CHECK_THROWS_AS(lrn::save_model(temp_path("no_such_dir") / "x.mlp", two_networks()[0]), lrn::ModelFileError);
+  CHECK_THROWS_AS(lrn::save_model(temp_path("no_such_dir") / "x.mlp", two_networks()[0]),
+                  lrn::ModelFileError);
   auto nets = two_networks();
   nets[1].parameters[2] = std::numeric_limits<float>::infinity();
   check_throws_naming([&] { lrn::encode_models(nets); }, "networks[1].parameters[2]");

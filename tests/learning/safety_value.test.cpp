@@ -130,14 +130,17 @@ TEST_CASE("train_safety_value: normalization folded in, so units do not matter")
   const lrn::SafetyValue a = lrn::train_safety_value(pool.states, obs_dim, pairs, o);
   const lrn::SafetyValue b = lrn::train_safety_value(scaled.states, obs_dim, pairs, o);
   CHECK(b.normalization.scale[0] == 1024 * a.normalization.scale[0]);
-  const std::vector<double> sa = lrn::trajectory_scores(a.ensemble, pool.states, obs_dim, pool.offsets);
-  const std::vector<double> sb = lrn::trajectory_scores(b.ensemble, scaled.states, obs_dim, scaled.offsets);
+  const std::vector<double> sa =
+      lrn::trajectory_scores(a.ensemble, pool.states, obs_dim, pool.offsets);
+  const std::vector<double> sb =
+      lrn::trajectory_scores(b.ensemble, scaled.states, obs_dim, scaled.offsets);
   CHECK(sa == sb);
 
   // A shift changes the z-scores by rounding only; training carries that along but keeps the
   // ranking: the two value functions order the trajectories (nearly) alike.
   const lrn::SafetyValue c = lrn::train_safety_value(shifted.states, obs_dim, pairs, o);
-  const std::vector<double> sc = lrn::trajectory_scores(c.ensemble, shifted.states, obs_dim, shifted.offsets);
+  const std::vector<double> sc =
+      lrn::trajectory_scores(c.ensemble, shifted.states, obs_dim, shifted.offsets);
   std::int64_t concordant = 0, discordant = 0;
   for (std::size_t i = 0; i < sa.size(); ++i)
     for (std::size_t j = 0; j < i; ++j) {
@@ -145,7 +148,8 @@ TEST_CASE("train_safety_value: normalization folded in, so units do not matter")
       concordant += x > 0;
       discordant += x < 0;
     }
-  MESSAGE("shifted column: " << discordant << " discordant trajectory pairs of " << concordant + discordant);
+  MESSAGE("shifted column: " << discordant << " discordant trajectory pairs of "
+                             << concordant + discordant);
   CHECK(discordant <= (concordant + discordant) / 100);
 }
 
@@ -165,6 +169,7 @@ TEST_CASE("train_safety_value: argument checks name the parameter") {
   lrn::SegmentPairs bad = pairs;
   bad.rejected[3] = static_cast<std::int64_t>(pool.step_costs.size());
   o.held_out_fraction = 0.1;
-  check_throws_naming([&] { lrn::train_safety_value(pool.states, obs_dim, bad, o); }, "pairs.rejected[3]");
+  check_throws_naming([&] { lrn::train_safety_value(pool.states, obs_dim, bad, o); },
+                      "pairs.rejected[3]");
   check_throws_naming([&] { lrn::train_safety_value(pool.states, 0, pairs, o); }, "obs_dim");
 }

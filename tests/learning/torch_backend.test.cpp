@@ -49,7 +49,8 @@ double scaled_difference(const std::vector<float>& a, const std::vector<float>& 
   return diff / scale;
 }
 
-std::vector<float> predictions(const lrn::Backend& backend, const lrn::MlpWeights& w, const std::vector<float>& x) {
+std::vector<float> predictions(const lrn::Backend& backend, const lrn::MlpWeights& w,
+                               const std::vector<float>& x) {
   const auto rows = static_cast<std::int64_t>(x.size()) / w.shape.input();
   std::vector<float> y(static_cast<std::size_t>(rows * w.shape.output_width()));
   backend.network(w)->predict(x, rows, y);
@@ -60,9 +61,12 @@ std::vector<float> predictions(const lrn::Backend& backend, const lrn::MlpWeight
 // the segment of smaller summed cost.
 constexpr std::int64_t obs_dim = 4;
 
-double cost(const float* s) { return std::max(0.0f, s[0] + 0.5f * s[1]) + 0.3 * s[2] * s[2] + 0.1 * std::sin(3.0 * s[3]); }
+double cost(const float* s) {
+  return std::max(0.0f, s[0] + 0.5f * s[1]) + 0.3 * s[2] * s[2] + 0.1 * std::sin(3.0 * s[3]);
+}
 
-lrn::SegmentPairs labeled_pairs(const std::vector<float>& states, std::int64_t pairs, std::int64_t H, std::uint64_t seed) {
+lrn::SegmentPairs labeled_pairs(const std::vector<float>& states, std::int64_t pairs,
+                                std::int64_t H, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const auto rows = static_cast<std::int64_t>(states.size()) / obs_dim;
   std::uniform_int_distribution<std::int64_t> first(0, rows - H);
@@ -96,9 +100,14 @@ TEST_CASE("torch backend: registered as \"torch\", on CUDA when there is one") {
   const std::vector<std::int64_t> hidden{7, 5};
   const auto start = lrn::initial_weights(lrn::policy_shape(3, hidden, 2), 11);
   CHECK(torch.network(start)->weights() == start);
-  ltt_test::check_throws_naming([&] { torch.network({start.shape, {1.0f, 2.0f}}); }, "start.parameters.size()");
+  ltt_test::check_throws_naming(
+      [&] {
+        torch.network({start.shape, {1.0f, 2.0f}});
+      },
+      "start.parameters.size()");
   std::vector<float> out(2);
-  ltt_test::check_throws_naming([&] { torch.network(start)->predict(std::vector<float>(4), 1, out); }, "inputs.size()");
+  ltt_test::check_throws_naming(
+      [&] { torch.network(start)->predict(std::vector<float>(4), 1, out); }, "inputs.size()");
 }
 
 TEST_CASE("torch and Eigen backends: same start, same minibatch, same loss at every step") {
@@ -152,7 +161,8 @@ TEST_CASE("torch and Eigen backends: same start, same minibatch, same loss at ev
     auto weights = uniform_floats(static_cast<std::size_t>(rows), 8);
     for (auto& v : weights) v = 1.0f + v;  // in [0, 2]
     for (const bool weighted : {false, true}) {
-      const std::span<const float> w = weighted ? std::span<const float>(weights) : std::span<const float>();
+      const std::span<const float> w =
+          weighted ? std::span<const float>(weights) : std::span<const float>();
       const auto e = lrn::eigen_backend().network(start, adam);
       const auto t = torch.network(start, adam);
       double worst = 0.0, first = 0.0, last = 0.0;
@@ -170,7 +180,8 @@ TEST_CASE("torch and Eigen backends: same start, same minibatch, same loss at ev
   }
 }
 
-TEST_CASE("torch and Eigen backends reach the same held-out loss" * doctest::test_suite("training")) {
+TEST_CASE("torch and Eigen backends reach the same held-out loss" *
+          doctest::test_suite("training")) {
   // The value trainer on both backends with Adam's default eps: same seeds, so the same initial
   // bytes and minibatches. Rounding-sized gradients (see the test above) make the runs separate
   // slowly: measured 1e-6 relative on the first epoch's loss, 0.6 percent on the last epoch's
@@ -191,13 +202,17 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" * doctest::tes
   o.seed = 9;
   o.progress = lrn::Progress::quiet;
   const auto& torch = lrn::torch_backend();
-  const auto e = lrn::train_value_ensemble(train_states, obs_dim, train_pairs, o, lrn::eigen_backend());
+  const auto e =
+      lrn::train_value_ensemble(train_states, obs_dim, train_pairs, o, lrn::eigen_backend());
   const auto t = lrn::train_value_ensemble(train_states, obs_dim, train_pairs, o, torch);
   for (std::size_t k = 0; k < 2; ++k) {
-    const double first = std::abs(e.epoch_loss[k].front() - t.epoch_loss[k].front()) / e.epoch_loss[k].front();
-    const double last = std::abs(e.epoch_loss[k].back() - t.epoch_loss[k].back()) / e.epoch_loss[k].back();
-    MESSAGE("member " << k << ": epoch loss " << e.epoch_loss[k].front() << " -> " << e.epoch_loss[k].back()
-                      << ", relative difference first epoch " << first << ", last " << last);
+    const double first =
+        std::abs(e.epoch_loss[k].front() - t.epoch_loss[k].front()) / e.epoch_loss[k].front();
+    const double last =
+        std::abs(e.epoch_loss[k].back() - t.epoch_loss[k].back()) / e.epoch_loss[k].back();
+    MESSAGE("member " << k << ": epoch loss " << e.epoch_loss[k].front() << " -> "
+                      << e.epoch_loss[k].back() << ", relative difference first epoch " << first
+                      << ", last " << last);
     CHECK(e.epoch_loss[k].back() < 0.5 * e.epoch_loss[k].front());
     CHECK(first < 1e-3);
     CHECK(last < 0.05);
@@ -213,8 +228,9 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" * doctest::tes
   const auto ht = lrn::evaluate_pairs(t.ensemble, held_states, obs_dim, held_pairs);
   // the torch ensemble evaluated by torch gives the same loss as evaluated by Eigen
   const auto ht_torch = lrn::evaluate_pairs(t.ensemble, held_states, obs_dim, held_pairs, torch);
-  MESSAGE("held-out loss eigen " << he.loss << " torch " << ht.loss << " (torch-evaluated " << ht_torch.loss
-                                 << "), accuracy eigen " << he.accuracy << " torch " << ht.accuracy);
+  MESSAGE("held-out loss eigen " << he.loss << " torch " << ht.loss << " (torch-evaluated "
+                                 << ht_torch.loss << "), accuracy eigen " << he.accuracy
+                                 << " torch " << ht.accuracy);
   CHECK(he.accuracy > 0.9);
   CHECK(std::abs(he.loss - ht.loss) < 0.03 * he.loss);
   CHECK(std::abs(he.accuracy - ht.accuracy) < 0.01);
@@ -228,13 +244,16 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" * doctest::tes
   for (std::int64_t i = 0; i < rows + held_rows; ++i)
     for (std::int64_t j = 0; j < A; ++j) {
       float z = 0.0f;
-      for (std::int64_t d = 0; d < obs_dim; ++d) z += K[static_cast<std::size_t>(j * obs_dim + d)] * obs[static_cast<std::size_t>(i * obs_dim + d)];
+      for (std::int64_t d = 0; d < obs_dim; ++d)
+        z += K[static_cast<std::size_t>(j * obs_dim + d)] *
+             obs[static_cast<std::size_t>(i * obs_dim + d)];
       actions[static_cast<std::size_t>(i * A + j)] = std::tanh(z);
     }
   auto weights = uniform_floats(static_cast<std::size_t>(rows), 27);
   for (auto& w : weights) w = 1.0f + w;
-  const lrn::BehaviorData data{std::span(obs).first(static_cast<std::size_t>(rows * obs_dim)), obs_dim,
-                               std::span(actions).first(static_cast<std::size_t>(rows * A)), A, weights};
+  const lrn::BehaviorData data{
+      std::span(obs).first(static_cast<std::size_t>(rows * obs_dim)), obs_dim,
+      std::span(actions).first(static_cast<std::size_t>(rows * A)), A, weights};
   lrn::PolicyTrainingOptions p;
   p.hidden = {32, 32};
   p.epochs = 20;
@@ -248,7 +267,8 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" * doctest::tes
     const auto a = lrn::policy_actions(policy, held_obs);
     double s = 0.0;
     for (std::size_t i = 0; i < a.size(); ++i) {
-      const double r = static_cast<double>(a[i]) - static_cast<double>(actions[static_cast<std::size_t>(rows * A) + i]);
+      const double r = static_cast<double>(a[i]) -
+                       static_cast<double>(actions[static_cast<std::size_t>(rows * A) + i]);
       s += r * r;
     }
     return s / static_cast<double>(a.size());
@@ -266,14 +286,17 @@ TEST_CASE("one model file, both backends: same predictions; torch saves, Eigen l
   // layers (relative ~1e-6 of the output scale); bar 1e-5.
   const std::vector<std::int64_t> hidden{64, 64};
   const auto& torch = lrn::torch_backend();
-  const auto path = fs::temp_directory_path() / ("ltt_torch_backend_test_" + std::to_string(::getpid()) + ".mlp");
+  const auto path =
+      fs::temp_directory_path() / ("ltt_torch_backend_test_" + std::to_string(::getpid()) + ".mlp");
   const auto x = uniform_floats(500 * 10, 31);
 
   lrn::save_models(path, std::vector{lrn::initial_weights(lrn::value_shape(10, hidden), 1),
                                      lrn::initial_weights(lrn::policy_shape(10, hidden, 3), 2)});
   for (const auto& net : lrn::load_models(path)) {
-    const double d = scaled_difference(predictions(torch, net, x), predictions(lrn::eigen_backend(), net, x));
-    MESSAGE("loaded network, " << net.shape.output_width() << " outputs: predictions differ by " << d);
+    const double d =
+        scaled_difference(predictions(torch, net, x), predictions(lrn::eigen_backend(), net, x));
+    MESSAGE("loaded network, " << net.shape.output_width() << " outputs: predictions differ by "
+                               << d);
     CHECK(d < 1e-5);
   }
 

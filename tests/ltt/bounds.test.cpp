@@ -169,8 +169,7 @@ TEST_CASE("the Monte Carlo verdict can fail") {
   std::int64_t misses = 0;
   std::vector<double> x(30);
   for (std::int64_t r = 0; r < reps; ++r) {
-    for (double& v : x)
-      v = u(rng);
+    for (double& v : x) v = u(rng);
     if (std::accumulate(x.begin(), x.end(), 0.0) / 30.0 < 0.5) ++misses;
   }
   CHECK_FALSE(rate_certified_at_most(misses, reps, 0.1));
@@ -185,8 +184,7 @@ TEST_CASE("maurer_pontil_upper hand-computed examples") {
   // The same values repeated 100 times (n = 800): squared deviations sum to 32 per copy, so
   // V = 3200 / 799, and the bound is 5 + sqrt(2 (3200/799) ln 20 / 800) + 70 ln 20 / (3 * 799).
   std::vector<double> big;
-  for (int r = 0; r < 100; ++r)
-    big.insert(big.end(), small.begin(), small.end());
+  for (int r = 0; r < 100; ++r) big.insert(big.end(), small.begin(), small.end());
   const double l20 = std::log(20.0);
   const double want =
       5.0 + std::sqrt(2.0 * (3200.0 / 799.0) * l20 / 800.0) + 70.0 * l20 / (3.0 * 799.0);
@@ -197,13 +195,11 @@ TEST_CASE("maurer_pontil_upper hand-computed examples") {
                        0.25 + 14.0 * std::log(40.0) / 3000.0) <= 1e-14);
   // Huge range: no overflow, and the scale invariance of the theorem holds.
   std::vector<double> scaled;
-  for (double v : big)
-    scaled.push_back(v * 1e300);
+  for (double v : big) scaled.push_back(v * 1e300);
   CHECK(relative_error(ltt::maurer_pontil_upper(scaled, 1e301, 0.1), want * 1e300) <= 1e-13);
   // Variance from a two-pass sum stays exact where the one-pass formula cancels.
   std::vector<double> offset;
-  for (int i = 0; i < 1000; ++i)
-    offset.push_back(1e8 + (i % 2));  // V = 0.25 * 1000 / 999
+  for (int i = 0; i < 1000; ++i) offset.push_back(1e8 + (i % 2));  // V = 0.25 * 1000 / 999
   const double v = 0.25 * 1000.0 / 999.0;
   const double want_offset =
       (1e8 + 0.5) + std::sqrt(2.0 * v * l20 / 1000.0) + 7.0 * 2e8 * l20 / (3.0 * 999.0);
@@ -220,8 +216,7 @@ std::int64_t maurer_pontil_misses(Draw draw, double mean, double range, std::siz
   std::vector<double> x(n);
   std::int64_t misses = 0;
   for (std::int64_t r = 0; r < reps; ++r) {
-    for (double& v : x)
-      v = draw(rng);
+    for (double& v : x) v = draw(rng);
     if (ltt::maurer_pontil_upper(x, range, delta) < mean) ++misses;
   }
   return misses;
@@ -309,8 +304,7 @@ TEST_CASE("hoeffding_serfling_pvalue is super-uniform under the null (Monte Carl
   std::vector<double> two_point(64, 0.0);
   std::fill(two_point.begin(), two_point.begin() + 16, 1.0);  // mean 0.25
   std::vector<double> graded;
-  for (int i = 0; i < 256; ++i)
-    graded.push_back((i * 37 % 81) / 8.0);  // costs in [0, 10]
+  for (int i = 0; i < 256; ++i) graded.push_back((i * 37 % 81) / 8.0);  // costs in [0, 10]
   std::vector<double> rare(256, 0.0);
   std::fill(rare.begin(), rare.begin() + 4, 40.0);  // mean 0.625, range 40
   const std::vector<Case> cases{

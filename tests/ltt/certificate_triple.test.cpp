@@ -136,9 +136,9 @@ TEST_CASE("posterior: cell masses against quadrature, sum to one, tails compleme
     std::int64_t N1, m1, k1;
   };
   double worst_quadrature = 0.0, worst_sum = 0.0, worst_complement = 0.0;
-  for (const Case c : {Case{1, 1, 0}, Case{5, 3, 3}, Case{20, 20, 4}, Case{120, 40, 0},
-                       Case{300, 30, 5}, Case{300, 60, 15}, Case{300, 200, 199},
-                       Case{1000, 150, 40}}) {
+  for (const Case c :
+       {Case{1, 1, 0}, Case{5, 3, 3}, Case{20, 20, 4}, Case{120, 40, 0}, Case{300, 30, 5},
+        Case{300, 60, 15}, Case{300, 200, 199}, Case{1000, 150, 40}}) {
     const ltt::UnsafeCountPosterior post(c.N1, c.m1, c.k1);
     CHECK(post.a() == c.k1 + 0.5);
     CHECK(post.b() == c.m1 - c.k1 + 0.5);
@@ -147,11 +147,12 @@ TEST_CASE("posterior: cell masses against quadrature, sum to one, tails compleme
       const double p = post.pmf(u);
       CHECK(p >= 0.0);
       total += p;
-      worst_quadrature = std::max(
-          worst_quadrature,
-          static_cast<double>(std::abs(p - quadrature_mass(c.N1, c.m1, c.k1, u))));
+      worst_quadrature =
+          std::max(worst_quadrature,
+                   static_cast<double>(std::abs(p - quadrature_mass(c.N1, c.m1, c.k1, u))));
       worst_complement = std::max(worst_complement, std::abs(post.cdf(u) + post.sf(u) - 1.0));
-      if (u > 0) CHECK(post.mass(u - 1, u) == doctest::Approx(post.pmf(u - 1) + post.pmf(u)).epsilon(1e-12));
+      if (u > 0)
+        CHECK(post.mass(u - 1, u) == doctest::Approx(post.pmf(u - 1) + post.pmf(u)).epsilon(1e-12));
     }
     worst_sum = std::max(worst_sum, static_cast<double>(std::abs(total - 1.0L)));
     CHECK(post.cdf(-1) == 0.0);
@@ -159,9 +160,8 @@ TEST_CASE("posterior: cell masses against quadrature, sum to one, tails compleme
     CHECK(post.mass(0, c.N1) == 1.0);
     CHECK(post.mass(3, 2) == 0.0);
   }
-  MESSAGE("posterior cells: worst |mass - quadrature| " << worst_quadrature
-                                                        << ", worst |sum - 1| " << worst_sum
-                                                        << ", worst |cdf + sf - 1| "
+  MESSAGE("posterior cells: worst |mass - quadrature| " << worst_quadrature << ", worst |sum - 1| "
+                                                        << worst_sum << ", worst |cdf + sf - 1| "
                                                         << worst_complement);
   CHECK(worst_quadrature < 1e-15);
   CHECK(worst_sum < 1e-14);
@@ -203,7 +203,8 @@ TEST_CASE("r_hat and r_lo against brute force over every u on small pools") {
   const std::vector<Case> cases{
       {{60, 20, 30, 0.25, 0.1}, {{0, 0}, {5, 0}, {10, 1}, {10, 3}, {20, 2}}},
       {{500, 120, 100, 0.2, 0.05}, {{0, 0}, {24, 0}, {24, 2}, {24, 6}, {40, 5}}},
-      {{2000, 300, 200, 0.25, 0.1}, {{0, 0}, {30, 0}, {30, 3}, {30, 5}, {30, 8}, {45, 9}, {20, 15}}},
+      {{2000, 300, 200, 0.25, 0.1},
+       {{0, 0}, {30, 0}, {30, 3}, {30, 5}, {30, 8}, {45, 9}, {20, 15}}},
       {{2000, 300, 400, 0.4, 0.2}, {{60, 12}, {60, 24}, {80, 20}}},
       {{300, 300, 150, 0.25, 0.1}, {{150, 10}, {150, 30}}},  // S_1 is the whole pool: m1 = n
   };
@@ -234,7 +235,8 @@ TEST_CASE("r_hat and r_lo against brute force over every u on small pools") {
       CHECK(tb.error_bound <= 0.5e-9);
       CHECK(tb.r_hat_lower <= brute + 1e-14);
       CHECK(brute <= tb.r_hat_upper + 1e-14);
-      worst_exhaustive = std::max(worst_exhaustive, static_cast<double>(std::abs(te.r_hat - brute)));
+      worst_exhaustive =
+          std::max(worst_exhaustive, static_cast<double>(std::abs(te.r_hat - brute)));
       worst_bracket = std::max(worst_bracket, static_cast<double>(std::abs(tb.r_hat - brute)));
       // r_lo: the identity rate at the upper decile of U1 == the lower decile of rate(U1).
       const double lo = brute_force_lower_quantile(post, r, 0.1);
@@ -249,10 +251,9 @@ TEST_CASE("r_hat and r_lo against brute force over every u on small pools") {
       CHECK(te.rate_evaluations == te.window_hi - te.window_lo + 1);
     }
   }
-  MESSAGE("vs brute force: worst |r_hat - brute| exhaustive " << worst_exhaustive << ", bracket "
-                                                              << worst_bracket
-                                                              << "; worst |r_lo - brute| "
-                                                              << worst_lo);
+  MESSAGE("vs brute force: worst |r_hat - brute| exhaustive "
+          << worst_exhaustive << ", bracket " << worst_bracket << "; worst |r_lo - brute| "
+          << worst_lo);
 }
 
 TEST_CASE("r_lo identity holds for any non-increasing rate, including steps and plateaus") {
@@ -260,8 +261,9 @@ TEST_CASE("r_lo identity holds for any non-increasing rate, including steps and 
   for (std::int64_t c = 0; c <= 201; c += 7) {
     std::vector<double> r;
     for (std::int64_t u = 0; u <= 200; ++u) r.push_back(u < c ? 0.8 : (u < c + 20 ? 0.3 : 0.0));
-    const auto t = ltt::certificate_triple(1000, 200, 40, 9, 200, 0.25, 0.1,
-                                           [&](std::int64_t u) { return r[static_cast<std::size_t>(u)]; });
+    const auto t = ltt::certificate_triple(1000, 200, 40, 9, 200, 0.25, 0.1, [&](std::int64_t u) {
+      return r[static_cast<std::size_t>(u)];
+    });
     CHECK(t.r_lo == brute_force_lower_quantile(post, r, 0.1));
     CHECK(std::abs(t.r_hat - brute_force_mean(post, r)) <= t.error_bound + 1e-15);
   }
@@ -273,9 +275,9 @@ TEST_CASE("bracket: a synthetic step rate is summed exactly, a linear one within
   const std::int64_t step = 4960;
   ltt::CertificateTripleOptions bracket;
   bracket.sum = ltt::CertificateTripleOptions::Sum::bracket;
-  const auto t = ltt::certificate_triple(1000000, N1, 2000, 500, 10000, 0.25, 0.1,
-                                         [&](std::int64_t u) { return u < step ? 1.0 : 0.0; },
-                                         bracket);
+  const auto t = ltt::certificate_triple(
+      1000000, N1, 2000, 500, 10000, 0.25, 0.1,
+      [&](std::int64_t u) { return u < step ? 1.0 : 0.0; }, bracket);
   // Sum P[U1 = u] over u < step is P[U1 <= step - 1]; the bracket closes on the step.
   CHECK(std::abs(t.r_hat - post.cdf(step - 1)) <= t.error_bound + 1e-15);
   CHECK(t.error_bound <= 0.5e-12);
@@ -315,7 +317,8 @@ TEST_CASE("bracket mode matches the exhaustive mode within its bound on a medium
     CAPTURE(k1);
     ltt::CertificateTripleOptions exhaustive;
     exhaustive.sum = ltt::CertificateTripleOptions::Sum::exhaustive;
-    const auto te = ltt::certificate_triple(p.N, p.N1, m1, k1, p.n, p.alpha, p.delta, rate, exhaustive);
+    const auto te =
+        ltt::certificate_triple(p.N, p.N1, m1, k1, p.n, p.alpha, p.delta, rate, exhaustive);
     std::int64_t previous_evaluations = 0;
     for (double tol : {1e-2, 1e-5, 1e-9}) {
       ltt::CertificateTripleOptions o;
@@ -327,11 +330,10 @@ TEST_CASE("bracket mode matches the exhaustive mode within its bound on a medium
       CHECK(tb.r_lo == te.r_lo);
       CHECK(tb.rate_evaluations >= previous_evaluations);
       previous_evaluations = tb.rate_evaluations;
-      MESSAGE("N1 = 15000, (m1, k1) = (" << m1 << ", " << k1 << "), tolerance " << tol
-                                         << ": r_hat " << tb.r_hat << " +- " << tb.error_bound
-                                         << " with " << tb.rate_evaluations << " of "
-                                         << te.rate_evaluations << " rates; exhaustive "
-                                         << te.r_hat << " +- " << te.error_bound);
+      MESSAGE("N1 = 15000, (m1, k1) = ("
+              << m1 << ", " << k1 << "), tolerance " << tol << ": r_hat " << tb.r_hat << " +- "
+              << tb.error_bound << " with " << tb.rate_evaluations << " of " << te.rate_evaluations
+              << " rates; exhaustive " << te.r_hat << " +- " << te.error_bound);
     }
     // The model-building overload gives the same triple as the callable one.
     const auto direct = ltt::certificate_triple(p.N, p.N1, m1, k1, p.n, p.alpha, p.delta);
@@ -399,7 +401,9 @@ TEST_CASE("argument checks name the parameter") {
   check_throws_naming([&] { certificate_triple(2000, 300, 30, 5, 200, 0.25, 0.1, o); },
                       "options.lower_level");
   check_throws_naming(
-      [] { certificate_triple(2000, 300, 30, 5, 200, 0.25, 0.1, [](std::int64_t) { return 1.5; }); },
+      [] {
+        certificate_triple(2000, 300, 30, 5, 200, 0.25, 0.1, [](std::int64_t) { return 1.5; });
+      },
       "rate_of_U1(0)");
   check_throws_naming(
       [] {
@@ -454,8 +458,9 @@ TEST_CASE("coverage sanity on constructed pools (fixed seed, numbers reported)")
         }
       auto it = cache.find({m1, k1});
       if (it == cache.end())
-        it = cache.emplace(std::pair{m1, k1},
-                           ltt::certificate_triple(N, N1, m1, k1, n, alpha, delta, rate))
+        it = cache
+                 .emplace(std::pair{m1, k1},
+                          ltt::certificate_triple(N, N1, m1, k1, n, alpha, delta, rate))
                  .first;
       const auto& t = it->second;
       CHECK(t.r_hat >= 0.0);
@@ -480,8 +485,8 @@ TEST_CASE("coverage sanity on constructed pools (fixed seed, numbers reported)")
     CHECK(std::abs(simulated - closed) <= tolerance);
     std::ostringstream line;
     line << "U1 = " << U1 << " (u1 " << static_cast<double>(U1) / N1
-         << (out_of_spec ? ", out of spec" : ", in spec") << "): rate " << closed
-         << ", simulated " << simulated << "; mean r_hat " << sum_r_hat / draws;
+         << (out_of_spec ? ", out of spec" : ", in spec") << "): rate " << closed << ", simulated "
+         << simulated << "; mean r_hat " << sum_r_hat / draws;
     if (certified > 0)
       line << ", over certified draws " << sum_r_hat_certified / certified << ", mean bound "
            << sum_bound_certified / certified << ", bound covers " << covered << " of "

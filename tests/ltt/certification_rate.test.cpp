@@ -16,8 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <iomanip>
 #include <initializer_list>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <optional>
@@ -39,7 +39,6 @@ namespace {
 
 constexpr double tolerance = 1e-12;  // absolute, on rates
 constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
-
 
 // The largest k with composition_pvalue(k, m, N1, alpha) <= delta, -1 if none, by a plain scan.
 std::int64_t brute_force_critical_count(std::int64_t N1, double alpha, double delta,
@@ -74,8 +73,8 @@ std::map<PoolKey, std::vector<long double>> exhaustive_pools(
   std::map<PoolKey, std::vector<long double>> pools;
   for (const auto& r : rows) {
     if (r.text("family") != family) continue;
-    auto& v = pools[{r.integer("N"), r.integer("N1"), r.integer("U1"), r.text("alpha"),
-                     r.text("delta")}];
+    auto& v =
+        pools[{r.integer("N"), r.integer("N1"), r.integer("U1"), r.text("alpha"), r.text("delta")}];
     REQUIRE(r.integer("n") == static_cast<long long>(v.size()));
     v.push_back(reference_rate(r));
   }
@@ -117,9 +116,9 @@ TEST_CASE("critical counts: exact rationals and brute force with composition_pva
         const auto k = ltt::critical_counts(N1, alpha, delta, N1);
         REQUIRE(k.size() == static_cast<std::size_t>(N1 + 1));
         for (std::int64_t m = 0; m <= N1; ++m)
-          CHECK_MESSAGE(k[static_cast<std::size_t>(m)] ==
-                            brute_force_critical_count(N1, alpha, delta, m),
-                        "N1=" << N1 << " m=" << m << " alpha=" << alpha << " delta=" << delta);
+          CHECK_MESSAGE(
+              k[static_cast<std::size_t>(m)] == brute_force_critical_count(N1, alpha, delta, m),
+              "N1=" << N1 << " m=" << m << " alpha=" << alpha << " delta=" << delta);
       }
       for (std::int64_t N1 : {400, 4321, 1000000, 1000000007}) {
         const std::int64_t mm = 300;
@@ -180,15 +179,14 @@ TEST_CASE("certification_rate matches exact rationals") {
     const double got = ltt::certification_rate(N, N1, U1, n, alpha, delta);
     const long double e = absolute_error(got, reference_rate(r));
     const std::string where = r.text("family") + " N=" + r.text("N") + " N1=" + r.text("N1") +
-                              " U1=" + r.text("U1") + " n=" + r.text("n") + " alpha=" +
-                              r.text("alpha") + " delta=" + r.text("delta");
+                              " U1=" + r.text("U1") + " n=" + r.text("n") +
+                              " alpha=" + r.text("alpha") + " delta=" + r.text("delta");
     worst[r.text("family")].add(e, where);
     CHECK_MESSAGE(e <= tolerance, where << " rate=" << got);
   }
   for (const auto& [family, w] : worst)
-    MESSAGE("certification_rate worst absolute error, " << family << ": "
-                                                        << static_cast<double>(w.error) << " at "
-                                                        << w.where);
+    MESSAGE("certification_rate worst absolute error, "
+            << family << ": " << static_cast<double>(w.error) << " at " << w.where);
   MESSAGE("rate rows with a near tie (compared with rate_conservative): " << tie_rows);
 }
 
@@ -205,9 +203,9 @@ TEST_CASE("certification_rate_curve equals certification_rate and the exact tabl
       REQUIRE(curve.size() == exact.size());
       const std::int64_t stride = family == "small" ? 1 : 37;
       for (std::int64_t n = 0; n <= N; ++n) {
-        const std::string where = family + " N=" + std::to_string(N) + " N1=" +
-                                  std::to_string(N1) + " U1=" + std::to_string(U1) + " n=" +
-                                  std::to_string(n) + " alpha=" + a + " delta=" + d;
+        const std::string where = family + " N=" + std::to_string(N) + " N1=" + std::to_string(N1) +
+                                  " U1=" + std::to_string(U1) + " n=" + std::to_string(n) +
+                                  " alpha=" + a + " delta=" + d;
         const double got = curve[static_cast<std::size_t>(n)];
         const long double e = absolute_error(got, exact[static_cast<std::size_t>(n)]);
         vs_table.add(e, where);
@@ -230,8 +228,8 @@ TEST_CASE("certification_rate_curve equals certification_rate and the exact tabl
     auto& curve = curves[key];
     if (curve.empty())
       curve = ltt::certification_rate_curve(r.integer("N"), r.integer("N1"), r.integer("U1"),
-                                            std::stod(r.text("alpha")),
-                                            std::stod(r.text("delta")), 400);
+                                            std::stod(r.text("alpha")), std::stod(r.text("delta")),
+                                            400);
     const double got = curve[static_cast<std::size_t>(r.integer("n"))];
     const long double e = absolute_error(got, reference_rate(r));
     vs_table.add(e, "pool N=" + r.text("N") + " N1=" + r.text("N1") + " U1=" + r.text("U1") +
@@ -322,11 +320,10 @@ TEST_CASE("label_budget equals the scan of every n") {
     const auto got = ltt::label_budget(N, N1, U1, alpha, delta, target);
     ++checked;
     if (!expected) ++none;
-    CHECK_MESSAGE(got == expected, "N=" << N << " N1=" << N1 << " U1=" << U1 << " alpha="
-                                        << alpha << " delta=" << delta << " target="
-                                        << std::setprecision(17) << target << " got="
-                                        << (got ? *got : -1) << " scan="
-                                        << (expected ? *expected : -1));
+    CHECK_MESSAGE(got == expected, "N=" << N << " N1=" << N1 << " U1=" << U1 << " alpha=" << alpha
+                                        << " delta=" << delta << " target=" << std::setprecision(17)
+                                        << target << " got=" << (got ? *got : -1)
+                                        << " scan=" << (expected ? *expected : -1));
   };
   const double alphas[] = {0.05, 0.1, 0.25, 0.4}, deltas[] = {0.05, 0.1, 0.2, 0.5};
   for (int pool = 0; pool < 240; ++pool) {
@@ -338,8 +335,8 @@ TEST_CASE("label_budget equals the scan of every n") {
     if (pool % 11 == 0) N1 = std::min<std::int64_t>(N, 1 + N1 / 20);
     const double alpha = alphas[rng() % 4], delta = deltas[rng() % 4];
     const std::int64_t U = ltt::null_boundary(N1, alpha);
-    const std::int64_t U1 =
-        std::min<std::int64_t>(N1, static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(U + 2)));
+    const std::int64_t U1 = std::min<std::int64_t>(
+        N1, static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(U + 2)));
     for (double target : {0.01, 0.05, 0.1, 0.3, 0.5, 0.61, 0.9, 0.99, 0.999, 1.0 - 1e-9, 1.0})
       compare(N, N1, U1, alpha, delta, target);
     // Targets on the curve itself: the first n reaching rate(n0) exactly, or one ulp above it.
@@ -354,14 +351,19 @@ TEST_CASE("label_budget equals the scan of every n") {
     }
   }
   // Sawtooth pools (the rate falls after a jump of k_max) and true nulls below delta.
-  for (const auto& [N, N1, U1] : std::initializer_list<std::tuple<std::int64_t, std::int64_t,
-                                                                  std::int64_t>>{
-           {2000, 300, 50}, {2000, 300, 75}, {2000, 300, 76}, {5000, 40, 9}, {3000, 3000, 700},
-           {40, 6, 1}, {4000, 17, 4}})
+  for (const auto& [N, N1, U1] :
+       std::initializer_list<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {2000, 300, 50},
+           {2000, 300, 75},
+           {2000, 300, 76},
+           {5000, 40, 9},
+           {3000, 3000, 700},
+           {40, 6, 1},
+           {4000, 17, 4}})
     for (double target : {0.02, 0.05, 0.08, 0.0999, 0.1, 0.25, 0.5, 0.9})
       compare(N, N1, U1, 0.25, 0.1, target);
-  MESSAGE("label_budget against the scan: " << checked << " cases (" << none << " nullopt, "
-                                            << ties << " targets on the curve)");
+  MESSAGE("label_budget against the scan: " << checked << " cases (" << none << " nullopt, " << ties
+                                            << " targets on the curve)");
 }
 
 // Pools far larger than S_1: the old scan visited every n (about 1.5e9 here); the answer must
@@ -397,9 +399,8 @@ TEST_CASE("dichotomy (i): a true first null certifies at most delta at every n")
             ++curves;
             for (std::size_t n = 0; n < curve.size(); ++n) {
               CHECK_MESSAGE(curve[n] <= delta + tolerance,
-                            "N=" << N << " N1=" << N1 << " U1=" << U1 << " n=" << n
-                                 << " alpha=" << alpha << " delta=" << delta
-                                 << " rate=" << curve[n]);
+                            "N=" << N << " N1=" << N1 << " U1=" << U1 << " n=" << n << " alpha="
+                                 << alpha << " delta=" << delta << " rate=" << curve[n]);
               if (curve[n] / delta > closest) {
                 closest = curve[n] / delta;
                 where = "N=" + std::to_string(N) + " N1=" + std::to_string(N1) +
@@ -432,8 +433,9 @@ TEST_CASE("dichotomy (ii): a false first null certifies surely at n = N, rising 
             const auto curve = ltt::certification_rate_curve(N, N1, U1, alpha, delta, N);
             ++curves;
             const std::string where = "N=" + std::to_string(N) + " N1=" + std::to_string(N1) +
-                                      " U1=" + std::to_string(U1) + " alpha=" +
-                                      std::to_string(alpha) + " delta=" + std::to_string(delta);
+                                      " U1=" + std::to_string(U1) +
+                                      " alpha=" + std::to_string(alpha) +
+                                      " delta=" + std::to_string(delta);
             CHECK_MESSAGE(curve.front() == 0.0, where);
             CHECK_MESSAGE(curve.back() >= 1.0 - tolerance, where);
             CHECK_MESSAGE(curve.back() <= 1.0, where);
@@ -459,9 +461,8 @@ TEST_CASE("dichotomy (ii): a false first null certifies surely at n = N, rising 
       continue;
     ++at_N;
     CHECK(r.text("rate") == "1");
-    CHECK(ltt::certification_rate(r.integer("N"), r.integer("N1"), r.integer("U1"),
-                                  r.integer("n"), std::stod(r.text("alpha")),
-                                  std::stod(r.text("delta"))) == 1.0);
+    CHECK(ltt::certification_rate(r.integer("N"), r.integer("N1"), r.integer("U1"), r.integer("n"),
+                                  std::stod(r.text("alpha")), std::stod(r.text("delta"))) == 1.0);
   }
   CHECK(at_N > 500);
   // The dichotomy summary over a grid's unsafe fractions.
@@ -527,16 +528,15 @@ TEST_CASE("Hoeffding relaxation: c(m) >= 1 - exp(-m eps^2 / 2) past the minimum 
   MESSAGE("Hoeffding relaxation: " << checked << " (N1, U1, m) checked, largest "
                                    << "(1 - c(m)) / exp(-m eps^2 / 2) " << closest << " at "
                                    << where);
-  CHECK_MESSAGE(failures == 0, "HOEFFDING RELAXATION FAILS at " << failures
-                                   << " points, first " << first_failure);
+  CHECK_MESSAGE(failures == 0,
+                "HOEFFDING RELAXATION FAILS at " << failures << " points, first " << first_failure);
   CHECK(checked > 100000);
 }
 
 TEST_CASE("CertificationRateModel: one window for many U1") {
   using Shape = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // N, N1, n
-  for (const auto& [N, N1, n] :
-       {Shape{2000, 300, 200}, Shape{1000000, 150000, 10000}, Shape{50, 50, 20},
-        Shape{100, 0, 30}}) {
+  for (const auto& [N, N1, n] : {Shape{2000, 300, 200}, Shape{1000000, 150000, 10000},
+                                 Shape{50, 50, 20}, Shape{100, 0, 30}}) {
     const ltt::CertificationRateModel model(N, N1, n, 0.25, 0.1);
     CHECK(model.truncated_mass() <= 1e-16);
     for (std::int64_t U1 = 0; U1 <= N1; U1 += std::max<std::int64_t>(1, N1 / 23))
@@ -593,16 +593,20 @@ TEST_CASE("certification rate functions reject invalid arguments, naming them") 
   ltt_test::check_throws_naming([] { ltt::critical_counts(100, 0.25, 0.0, 10); }, "delta");
   ltt_test::check_throws_naming([] { ltt::critical_counts(100, 0.25, not_a_number, 10); }, "delta");
 
-  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(-1, 0, 0.25, 0.1, 0); }, "N1");
-  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(100, -1, 0.25, 0.1, 10); }, "U1");
-  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(100, 101, 0.25, 0.1, 10); }, "U1");
-  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(100, 10, 0.25, 0.1, 101); },
-                      "m_max");
-  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(100, 10, 0.25, 0.1, -1); },
-                      "m_max");
-  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(100, 10, 1.5, 0.1, 10); }, "alpha");
-  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(100, 10, 0.25, 1.0, 10); },
-                      "delta");
+  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(-1, 0, 0.25, 0.1, 0); },
+                                "N1");
+  ltt_test::check_throws_naming(
+      [] { ltt::conditional_certification_rates(100, -1, 0.25, 0.1, 10); }, "U1");
+  ltt_test::check_throws_naming(
+      [] { ltt::conditional_certification_rates(100, 101, 0.25, 0.1, 10); }, "U1");
+  ltt_test::check_throws_naming(
+      [] { ltt::conditional_certification_rates(100, 10, 0.25, 0.1, 101); }, "m_max");
+  ltt_test::check_throws_naming(
+      [] { ltt::conditional_certification_rates(100, 10, 0.25, 0.1, -1); }, "m_max");
+  ltt_test::check_throws_naming([] { ltt::conditional_certification_rates(100, 10, 1.5, 0.1, 10); },
+                                "alpha");
+  ltt_test::check_throws_naming(
+      [] { ltt::conditional_certification_rates(100, 10, 0.25, 1.0, 10); }, "delta");
 
   ltt_test::check_throws_naming([] { ltt::certification_rate(-1, 0, 0, 0, 0.25, 0.1); }, "N");
   ltt_test::check_throws_naming([] { ltt::certification_rate(100, 101, 0, 10, 0.25, 0.1); }, "N1");
@@ -611,19 +615,26 @@ TEST_CASE("certification rate functions reject invalid arguments, naming them") 
   ltt_test::check_throws_naming([] { ltt::certification_rate(100, 20, -1, 10, 0.25, 0.1); }, "U1");
   ltt_test::check_throws_naming([] { ltt::certification_rate(100, 20, 5, 101, 0.25, 0.1); }, "n");
   ltt_test::check_throws_naming([] { ltt::certification_rate(100, 20, 5, -1, 0.25, 0.1); }, "n");
-  ltt_test::check_throws_naming([] { ltt::certification_rate(100, 20, 5, 10, -0.25, 0.1); }, "alpha");
-  ltt_test::check_throws_naming([] { ltt::certification_rate(100, 20, 5, 10, 0.25, 2.0); }, "delta");
+  ltt_test::check_throws_naming([] { ltt::certification_rate(100, 20, 5, 10, -0.25, 0.1); },
+                                "alpha");
+  ltt_test::check_throws_naming([] { ltt::certification_rate(100, 20, 5, 10, 0.25, 2.0); },
+                                "delta");
 
-  ltt_test::check_throws_naming([] { ltt::certification_rate_curve(100, 20, 5, 0.25, 0.1, 101); }, "n_max");
-  ltt_test::check_throws_naming([] { ltt::certification_rate_curve(100, 20, 5, 0.25, 0.1, -1); }, "n_max");
-  ltt_test::check_throws_naming([] { ltt::certification_rate_curve(100, 120, 5, 0.25, 0.1, 10); }, "N1");
-  ltt_test::check_throws_naming([] { ltt::certification_rate_curve(100, 20, 5, 0.25, not_a_number, 10); },
-                      "delta");
+  ltt_test::check_throws_naming([] { ltt::certification_rate_curve(100, 20, 5, 0.25, 0.1, 101); },
+                                "n_max");
+  ltt_test::check_throws_naming([] { ltt::certification_rate_curve(100, 20, 5, 0.25, 0.1, -1); },
+                                "n_max");
+  ltt_test::check_throws_naming([] { ltt::certification_rate_curve(100, 120, 5, 0.25, 0.1, 10); },
+                                "N1");
+  ltt_test::check_throws_naming(
+      [] { ltt::certification_rate_curve(100, 20, 5, 0.25, not_a_number, 10); }, "delta");
 
-  ltt_test::check_throws_naming([] { ltt::label_budget(100, 20, 5, 0.25, 0.1, -0.1); }, "target_rate");
-  ltt_test::check_throws_naming([] { ltt::label_budget(100, 20, 5, 0.25, 0.1, 1.5); }, "target_rate");
+  ltt_test::check_throws_naming([] { ltt::label_budget(100, 20, 5, 0.25, 0.1, -0.1); },
+                                "target_rate");
+  ltt_test::check_throws_naming([] { ltt::label_budget(100, 20, 5, 0.25, 0.1, 1.5); },
+                                "target_rate");
   ltt_test::check_throws_naming([] { ltt::label_budget(100, 20, 5, 0.25, 0.1, not_a_number); },
-                      "target_rate");
+                                "target_rate");
   ltt_test::check_throws_naming([] { ltt::label_budget(100, 20, 25, 0.25, 0.1, 0.5); }, "U1");
   ltt_test::check_throws_naming([] { ltt::label_budget(-100, 20, 5, 0.25, 0.1, 0.5); }, "N");
   ltt_test::check_throws_naming([] { ltt::label_budget(100, 20, 5, 0.0, 0.1, 0.5); }, "alpha");
@@ -634,7 +645,10 @@ TEST_CASE("certification rate functions reject invalid arguments, naming them") 
   ltt_test::check_throws_naming([] { ltt::hoeffding_min_draws(0.1, 1.0); }, "delta");
   ltt_test::check_throws_naming([] { ltt::hoeffding_rate_bound(-1, 0.1, 0.1); }, "m");
   ltt_test::check_throws_naming([] { ltt::purity_margin(0.25, std::vector<double>{}); },
-                      "unsafe_fractions.size()");
-  ltt_test::check_throws_naming([] { ltt::purity_margin(0.25, std::vector<double>{0.1, 1.5}); },
-                      "unsafe_fractions[1]");
+                                "unsafe_fractions.size()");
+  ltt_test::check_throws_naming(
+      [] {
+        ltt::purity_margin(0.25, std::vector<double>{0.1, 1.5});
+      },
+      "unsafe_fractions[1]");
 }

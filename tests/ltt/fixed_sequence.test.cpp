@@ -190,8 +190,7 @@ TEST_CASE("bonferroni: the per-test level never sums past delta") {
       const double t = ltt::detail::multiple_testing::level_share(delta, J);
       const long double L = static_cast<long double>(J);
       CHECK(static_cast<long double>(t) * L <= static_cast<long double>(delta));
-      CHECK(static_cast<long double>(std::nextafter(t, 1.0)) * L >
-            static_cast<long double>(delta));
+      CHECK(static_cast<long double>(std::nextafter(t, 1.0)) * L > static_cast<long double>(delta));
     }
   }
 }
@@ -215,8 +214,8 @@ TEST_CASE("test_hypotheses: dispatches to each procedure") {
   CHECK(h.rejected == Indices{0, 1, 3});
   CHECK(h.deepest_rejected == std::optional<std::int64_t>{3});
 
-  const auto none = ltt::test_hypotheses(ltt::Procedure::fixed_sequence,
-                                         std::vector<double>{0.5, 0.0}, 0.05);
+  const auto none =
+      ltt::test_hypotheses(ltt::Procedure::fixed_sequence, std::vector<double>{0.5, 0.0}, 0.05);
   CHECK(none.rejected.empty());
   CHECK_FALSE(none.deepest_rejected.has_value());
 
@@ -230,12 +229,13 @@ TEST_CASE("multiple testing: invalid arguments name the parameter") {
   for (const double delta : {0.0, 1.0, -0.1, 1.5, not_a_number}) {
     CHECK_THROWS_WITH_AS(ltt::fixed_sequence(ok, delta), doctest::Contains("'delta'"),
                          std::invalid_argument);
-    CHECK_THROWS_WITH_AS(ltt::fixed_sequence(2, [](std::int64_t) { return 0.0; }, delta),
+    CHECK_THROWS_WITH_AS(ltt::fixed_sequence(
+                             2, [](std::int64_t) { return 0.0; }, delta),
                          doctest::Contains("'delta'"), std::invalid_argument);
     for (const auto procedure :
          {ltt::Procedure::fixed_sequence, ltt::Procedure::bonferroni, ltt::Procedure::holm})
-      CHECK_THROWS_WITH_AS(ltt::test_hypotheses(procedure, ok, delta),
-                           doctest::Contains("'delta'"), std::invalid_argument);
+      CHECK_THROWS_WITH_AS(ltt::test_hypotheses(procedure, ok, delta), doctest::Contains("'delta'"),
+                           std::invalid_argument);
   }
 
   // A bad p-value is reported with its index, even past the point the walk would stop.
@@ -260,7 +260,8 @@ TEST_CASE("multiple testing: invalid arguments name the parameter") {
                        std::invalid_argument);
   const auto stops_first = [](std::int64_t j) { return j == 0 ? 0.9 : not_a_number; };
   CHECK_NOTHROW(ltt::fixed_sequence(3, stops_first, 0.05));
-  CHECK_THROWS_WITH_AS(ltt::fixed_sequence(-1, [](std::int64_t) { return 0.0; }, 0.05),
+  CHECK_THROWS_WITH_AS(ltt::fixed_sequence(
+                           -1, [](std::int64_t) { return 0.0; }, 0.05),
                        doctest::Contains("'count' = -1"), std::invalid_argument);
 }
 
@@ -359,8 +360,8 @@ struct FalseCertificationCounts {
   std::int64_t lazy_mismatches = 0;  // draws where the lazy walk disagreed with the eager one
 };
 
-constexpr ltt::Procedure procedures[] = {ltt::Procedure::fixed_sequence,
-                                         ltt::Procedure::bonferroni, ltt::Procedure::holm};
+constexpr ltt::Procedure procedures[] = {ltt::Procedure::fixed_sequence, ltt::Procedure::bonferroni,
+                                         ltt::Procedure::holm};
 
 // Resample calibration draws of size n uniformly without replacement; for each, compute
 // (m_j, k_j), the composition p-values, and run every procedure.
@@ -405,8 +406,7 @@ FalseCertificationCounts simulate(const RankedPool& pool, std::int64_t n, std::i
           return ltt::composition_pvalue(k[i], m[i], pool.sizes[i], alpha);
         },
         delta);
-    if (lazy.last_rejected != ltt::fixed_sequence(p, delta).last_rejected)
-      ++counts.lazy_mismatches;
+    if (lazy.last_rejected != ltt::fixed_sequence(p, delta).last_rejected) ++counts.lazy_mismatches;
     for (const auto procedure : procedures) {
       const auto result = ltt::test_hypotheses(procedure, p, delta);
       const auto slot = static_cast<std::size_t>(procedure);
@@ -469,8 +469,8 @@ TEST_CASE("fixed_sequence: near-worst-case pool, false certification close to de
   const std::int64_t bad = counts.false_certifications[walk];
   // The simulated rate agrees with the exact one (two-sided, 1e-3 each side): the draw is
   // uniform and the counts m_j, k_j are what the lemma "conditional distribution" says.
-  INFO("walk: simulated ", static_cast<double>(bad) / static_cast<double>(counts.draws),
-       " exact ", exact);
+  INFO("walk: simulated ", static_cast<double>(bad) / static_cast<double>(counts.draws), " exact ",
+       exact);
   CHECK(ltt::clopper_pearson_lower(bad, counts.draws, cp_level) <= exact);
   CHECK(ltt::clopper_pearson_upper(bad, counts.draws, cp_level) >= exact);
   CHECK(counts.certifications[walk] == bad);
@@ -506,8 +506,8 @@ TEST_CASE("fixed_sequence: boundary null reached after a certifiable first step"
   const std::int64_t N = 2000, n = 200;
   const auto sizes = quantile_grid_sizes(N);
   const std::int64_t U1 = ltt::null_boundary(sizes[1], alpha);
-  const auto pool = banded_pool(rng, {0, sizes[0], sizes[1], N},
-                                {15, U1 - 15, (N - sizes[1]) / 2}, sizes);
+  const auto pool =
+      banded_pool(rng, {0, sizes[0], sizes[1], N}, {15, U1 - 15, (N - sizes[1]) / 2}, sizes);
   const auto nulls = true_nulls(pool);
   REQUIRE_FALSE(nulls[0]);
   for (std::size_t j = 1; j < nulls.size(); ++j) REQUIRE(nulls[j]);
@@ -548,8 +548,8 @@ TEST_CASE("fixed_sequence: random pools with random, non-monotone unsafe profile
     for (std::size_t j = 1; j < U.size(); ++j)
       monotone = monotone && U[j] * pool.sizes[j - 1] >= U[j - 1] * pool.sizes[j];
     non_monotone_pools += monotone ? 0 : 1;
-    const std::string name = "random pool " + std::to_string(tested_pools) + " (N = " +
-                             std::to_string(N) + ")";
+    const std::string name =
+        "random pool " + std::to_string(tested_pools) + " (N = " + std::to_string(N) + ")";
     const auto seed = 1000 + static_cast<std::uint64_t>(tested_pools);
     check_false_certification(simulate(pool, 200, 10000, seed), name);
     ++tested_pools;

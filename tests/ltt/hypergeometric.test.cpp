@@ -95,8 +95,8 @@ std::string where(const Row& r) {
 std::string mismatch(const Row& r, const char* name, double got, const Value& want,
                      const char* why) {
   char buf[320];
-  std::snprintf(buf, sizeof buf, "%s %s%s: got %.17g, reference %.17Lg (%s): %s",
-                r.family.c_str(), name, where(r).c_str(), got, want.x, want.text.c_str(), why);
+  std::snprintf(buf, sizeof buf, "%s %s%s: got %.17g, reference %.17Lg (%s): %s", r.family.c_str(),
+                name, where(r).c_str(), got, want.x, want.text.c_str(), why);
   return buf;
 }
 
@@ -129,8 +129,8 @@ void check_value(const Row& r, const Checked& c, double got, Worst& w) {
     const long double limit = DBL_MIN * (1 + tolerance);
     const long double g = c.log ? -static_cast<long double>(got) : got;
     if (!(g >= 0 && g <= limit))
-      fail(w, mismatch(r, c.name, got, want, c.log ? "must lie in [-DBL_MIN, 0]"
-                                                   : "must lie in [0, DBL_MIN]"));
+      fail(w, mismatch(r, c.name, got, want,
+                       c.log ? "must lie in [-DBL_MIN, 0]" : "must lie in [0, DBL_MIN]"));
     return;
   }
   const long double err = std::fabs(static_cast<long double>(got) - want.x) / std::fabs(want.x);
@@ -202,9 +202,7 @@ TEST_CASE("hypergeometric against the exact table: small (N <= 100)") { check_fa
 TEST_CASE("hypergeometric against the exact table: dsrl (composition p-values)") {
   check_family("dsrl");
 }
-TEST_CASE("hypergeometric against the exact table: large (N up to 1e12)") {
-  check_family("large");
-}
+TEST_CASE("hypergeometric against the exact table: large (N up to 1e12)") { check_family("large"); }
 TEST_CASE("hypergeometric against the exact table: extreme (tails below 1e-300)") {
   check_family("extreme");
 }
@@ -221,9 +219,16 @@ TEST_CASE("hypergeometric rejects invalid parameters, naming the parameter") {
     const char* parameter;
   };
   const Bad bad[] = {
-      {-1, 0, 0, "N"},     {-5, 2, 1, "N"},          {two53 + 1, 5, 5, "N"}, {big, 5, 5, "N"},
-      {10, -1, 5, "K"},    {10, 11, 5, "K"},         {two53, two53 + 1, 5, "K"},
-      {10, 5, -1, "n"},    {10, 5, 11, "n"},         {two53, 5, two53 + 1, "n"},
+      {-1, 0, 0, "N"},
+      {-5, 2, 1, "N"},
+      {two53 + 1, 5, 5, "N"},
+      {big, 5, 5, "N"},
+      {10, -1, 5, "K"},
+      {10, 11, 5, "K"},
+      {two53, two53 + 1, 5, "K"},
+      {10, 5, -1, "n"},
+      {10, 5, 11, "n"},
+      {two53, 5, two53 + 1, "n"},
   };
   for (const Bad& b : bad) {
     for (const Checked& c : functions) {

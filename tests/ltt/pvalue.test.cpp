@@ -22,14 +22,13 @@ namespace {
 
 constexpr long double tolerance = 1e-13L;
 
-
 }  // namespace
 
 TEST_CASE("null_boundary reads alpha as the decimal it prints as") {
   CHECK(ltt::null_boundary(400, 0.25) == 101);
-  CHECK(ltt::null_boundary(10, 0.3) == 4);      // 0.3 * 10 = 2.9999999999999996 in binary
-  CHECK(ltt::null_boundary(100, 0.57) == 58);   // 0.57 * 100 = 56.999999999999993 in binary
-  CHECK(ltt::null_boundary(100, 0.29) == 30);   // 0.29 * 100 = 28.999999999999996 in binary
+  CHECK(ltt::null_boundary(10, 0.3) == 4);     // 0.3 * 10 = 2.9999999999999996 in binary
+  CHECK(ltt::null_boundary(100, 0.57) == 58);  // 0.57 * 100 = 56.999999999999993 in binary
+  CHECK(ltt::null_boundary(100, 0.29) == 30);  // 0.29 * 100 = 28.999999999999996 in binary
   CHECK(ltt::null_boundary(3, 0.1) == 1);
   CHECK(ltt::null_boundary(1000000, 1e-5) == 11);
   CHECK(ltt::null_boundary(7, 1e-300) == 1);
@@ -74,13 +73,15 @@ TEST_CASE("composition p-values match exact rationals") {
 
 TEST_CASE("CompositionPvalueTable matches exact rationals and single calls") {
   const auto rows = ltt_test::read_reference("pvalue_table.csv");
-  std::map<std::pair<std::int64_t, std::string>, std::unique_ptr<ltt::CompositionPvalueTable>> tables;
+  std::map<std::pair<std::int64_t, std::string>, std::unique_ptr<ltt::CompositionPvalueTable>>
+      tables;
   long double worst = 0;
   for (const auto& r : rows) {
     const std::int64_t N = r.integer("N_sel"), m = r.integer("m"), k = r.integer("k");
     auto& t = tables[{N, r.text("alpha")}];
-    if (!t) t = std::make_unique<ltt::CompositionPvalueTable>(N, std::stod(r.text("alpha")),
-                                                              std::min<std::int64_t>(N, 400));
+    if (!t)
+      t = std::make_unique<ltt::CompositionPvalueTable>(N, std::stod(r.text("alpha")),
+                                                        std::min<std::int64_t>(N, 400));
     REQUIRE(t->null_boundary() == r.integer("U"));
     const long double exact = r.number("p");
     const double p = (*t)(k, m);

@@ -76,21 +76,30 @@ struct DecimalAlpha {
 };
 
 constexpr DecimalAlpha alphas[] = {
-    {1, 10}, {1, 4}, {3, 10}, {1, 2}, {1, 20}, {15, 100}, {7, 10}, {9, 10},
+    {1, 10},
+    {1, 4},
+    {3, 10},
+    {1, 2},
+    {1, 20},
+    {15, 100},
+    {7, 10},
+    {9, 10},
     {3333333333333333, 10000000000000000},  // 1/3 as it prints: 0.3333333333333333
 };
 
-constexpr double deltas[] = {0.001, 0.01, 0.05, 0.1, 0.2, 0.5,                   // round
+constexpr double deltas[] = {0.001,  0.01,   0.05, 0.1,   0.2,  0.5,             // round
                              0.0123, 0.0371, 0.07, 0.137, 0.25, 1.0 / 3.0, 0.9,  // odd
-                             0.999, 0.0001};
+                             0.999,  0.0001};
 
 }  // namespace
 
 TEST_CASE("composition_pvalue: null boundary is floor(alpha N_sel) + 1 for the typed alpha") {
   for (const auto& a : alphas)
     for (std::int64_t N = 1; N <= max_population; ++N) {
-      const auto expected = static_cast<std::int64_t>(
-          uint128{a.numerator} * static_cast<std::uint64_t>(N) / a.denominator) + 1;
+      const auto expected =
+          static_cast<std::int64_t>(uint128{a.numerator} * static_cast<std::uint64_t>(N) /
+                                    a.denominator) +
+          1;
       INFO("alpha = ", a.value(), " N_sel = ", N);
       CHECK(ltt::null_boundary(N, a.value()) == expected);
     }
@@ -187,14 +196,14 @@ struct Violations {
   }
 };
 
-std::string describe(Source source, double alpha, std::int64_t N, std::int64_t U,
-                     std::int64_t m, double delta, std::uint64_t count, std::uint64_t total) {
+std::string describe(Source source, double alpha, std::int64_t N, std::int64_t U, std::int64_t m,
+                     double delta, std::uint64_t count, std::uint64_t total) {
   char delta_text[32];
   std::snprintf(delta_text, sizeof delta_text, "%.17g", delta);
   return source_name(source) + ": alpha = " + std::to_string(alpha) +
-         " N_sel = " + std::to_string(N) + " U = " + std::to_string(U) + " m = " +
-         std::to_string(m) + " delta = " + delta_text + ": Pr[p <= delta] = " +
-         std::to_string(count) + " / " + std::to_string(total);
+         " N_sel = " + std::to_string(N) + " U = " + std::to_string(U) +
+         " m = " + std::to_string(m) + " delta = " + delta_text +
+         ": Pr[p <= delta] = " + std::to_string(count) + " / " + std::to_string(total);
 }
 
 }  // namespace
@@ -235,8 +244,8 @@ TEST_CASE("composition_pvalue: super-uniform under every null, exactly") {
         }
       }
     }
-    INFO(source_name(source), ": ", checked, " cases; worst Pr[p <= delta] / delta = ",
-         worst_ratio, " at ", worst_case);
+    INFO(source_name(source), ": ", checked, " cases; worst Pr[p <= delta] / delta = ", worst_ratio,
+         " at ", worst_case);
     INFO("NOT super-uniform in ", violations.count, " cases:", violations.examples);
     CHECK(checked > 1000000);
     CHECK(violations.count == 0);

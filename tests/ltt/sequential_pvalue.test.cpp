@@ -26,7 +26,8 @@ namespace {
 using ltt_test::check_throws_naming;
 
 long double log_choose(std::int64_t n, std::int64_t r) {
-  return std::lgamma(static_cast<long double>(n + 1)) - std::lgamma(static_cast<long double>(r + 1)) -
+  return std::lgamma(static_cast<long double>(n + 1)) -
+         std::lgamma(static_cast<long double>(r + 1)) -
          std::lgamma(static_cast<long double>(n - r + 1));
 }
 
@@ -68,7 +69,8 @@ std::vector<long double> brute_force_pvalues(std::int64_t N, std::int64_t U_star
     long double minimum = std::numeric_limits<long double>::infinity();
     for (std::int64_t u = U_star; u <= N; ++u) {
       const long double q = post[static_cast<std::size_t>(u)] / z;
-      if (q > 0.0L) minimum = std::min(minimum, std::exp(log_prior[static_cast<std::size_t>(u)]) / q);
+      if (q > 0.0L)
+        minimum = std::min(minimum, std::exp(log_prior[static_cast<std::size_t>(u)]) / q);
     }
     running = std::max(running, minimum);
     out.push_back(1.0L / running);
@@ -81,8 +83,10 @@ std::vector<long double> brute_force_pvalues(std::int64_t N, std::int64_t U_star
 TEST_CASE("sequential_pvalue: agrees with the definition on small selections") {
   std::mt19937_64 rng(20260416);
   const ltt::BetaMixturePrior priors[] = {
-      ltt::BetaBinomialPrior{1.0, 1.0}, ltt::BetaBinomialPrior{0.5, 0.5},
-      ltt::BetaBinomialPrior{2.0, 5.0}, ltt::BetaBinomialPrior{1.0, 3.0},
+      ltt::BetaBinomialPrior{1.0, 1.0},
+      ltt::BetaBinomialPrior{0.5, 0.5},
+      ltt::BetaBinomialPrior{2.0, 5.0},
+      ltt::BetaBinomialPrior{1.0, 3.0},
       ltt::sequential_default_prior(0.25),
       ltt::BetaMixturePrior({{1.0, 1.0}, {1.0, 19.0}, {3.0, 2.0}}, {1.0, 2.0, 0.5})};
   double worst = 0.0;
@@ -95,8 +99,9 @@ TEST_CASE("sequential_pvalue: agrees with the definition on small selections") {
           std::vector<int> labels(static_cast<std::size_t>(N), 0);
           std::fill(labels.begin(), labels.begin() + U, 1);
           for (std::int64_t i = N - 1; i > 0; --i)
-            std::swap(labels[static_cast<std::size_t>(i)],
-                      labels[static_cast<std::size_t>(ltt::curation::detail::uniform_below(rng, i + 1))]);
+            std::swap(
+                labels[static_cast<std::size_t>(i)],
+                labels[static_cast<std::size_t>(ltt::curation::detail::uniform_below(rng, i + 1))]);
           const auto exact = brute_force_pvalues(N, U_star, labels, prior);
           ltt::SequentialCompositionPvalue p(N, U_star, prior);
           for (std::size_t t = 0; t < labels.size(); ++t) {
@@ -110,8 +115,8 @@ TEST_CASE("sequential_pvalue: agrees with the definition on small selections") {
             const bool ok = rel <= 1e-12 && got >= static_cast<double>(want * (1.0L - 1e-15L));
             if (!ok && ++failures <= 5)
               FAIL_CHECK("N=" << N << " U*=" << U_star << " a=" << prior.components[0].a
-                              << " components=" << prior.components.size()
-                              << " t=" << t + 1 << " p=" << got << " exact=" << static_cast<double>(want));
+                              << " components=" << prior.components.size() << " t=" << t + 1
+                              << " p=" << got << " exact=" << static_cast<double>(want));
           }
         }
   MESSAGE("worst relative error against the definition: " << worst);
@@ -123,7 +128,8 @@ TEST_CASE("sequential_pvalue: anytime validity under the boundary null (Monte Ca
     std::int64_t N, U_star;
     double delta;
   };
-  const Case cases[] = {{50, 13, 0.1}, {200, 51, 0.1}, {200, 11, 0.05}, {400, 101, 0.2}, {120, 60, 0.1}};
+  const Case cases[] = {
+      {50, 13, 0.1}, {200, 51, 0.1}, {200, 11, 0.05}, {400, 101, 0.2}, {120, 60, 0.1}};
   constexpr std::int64_t reps = 20000;
   std::uint64_t seed = 16;
   for (const Case& c : cases) {
@@ -133,8 +139,9 @@ TEST_CASE("sequential_pvalue: anytime validity under the boundary null (Monte Ca
     std::int64_t crossed = 0;
     for (std::int64_t r = 0; r < reps; ++r) {
       for (std::int64_t i = c.N - 1; i > 0; --i)
-        std::swap(labels[static_cast<std::size_t>(i)],
-                  labels[static_cast<std::size_t>(ltt::curation::detail::uniform_below(rng, i + 1))]);
+        std::swap(
+            labels[static_cast<std::size_t>(i)],
+            labels[static_cast<std::size_t>(ltt::curation::detail::uniform_below(rng, i + 1))]);
       ltt::SequentialCompositionPvalue p(c.N, c.U_star);
       double previous = 1.0;
       bool monotone = true;
@@ -149,8 +156,9 @@ TEST_CASE("sequential_pvalue: anytime validity under the boundary null (Monte Ca
     }
     const double rate = static_cast<double>(crossed) / reps;
     const double lower = ltt::clopper_pearson_lower(crossed, reps, 1e-3);
-    MESSAGE("N=" << c.N << " U*=" << c.U_star << " delta=" << c.delta << ": Pr[exists t: p_t <= delta] = "
-                 << rate << " (" << crossed << "/" << reps << ", 99.9% lower bound " << lower << ")");
+    MESSAGE("N=" << c.N << " U*=" << c.U_star << " delta=" << c.delta
+                 << ": Pr[exists t: p_t <= delta] = " << rate << " (" << crossed << "/" << reps
+                 << ", 99.9% lower bound " << lower << ")");
     CHECK(lower <= c.delta);
   }
 }
@@ -183,7 +191,8 @@ TEST_CASE("sequential_pvalue: a clean selection certifies within a few labels") 
     worst = std::max(worst, used);
     total += used;
   }
-  MESSAGE("10% unsafe, 500 at alpha = 0.25: labels to p <= 0.1, mean " << total / 200.0 << ", max " << worst);
+  MESSAGE("10% unsafe, 500 at alpha = 0.25: labels to p <= 0.1, mean " << total / 200.0 << ", max "
+                                                                       << worst);
   CHECK(worst <= 200);
 }
 
@@ -207,12 +216,11 @@ TEST_CASE("sequential_pvalue: absorbing cases and the exact boundary") {
   q.update(false);
   CHECK(q.pvalue() == 0.0);
   const std::vector<std::uint8_t> seq{0, 0, 1, 0, 0, 0};
-  CHECK(ltt::sequential_composition_pvalue(seq, 40, 0.25) ==
-        [&] {
-          auto r = ltt::SequentialCompositionPvalue::at_level(40, 0.25);
-          for (auto x : seq) r.update(x != 0);
-          return r.pvalue();
-        }());
+  CHECK(ltt::sequential_composition_pvalue(seq, 40, 0.25) == [&] {
+    auto r = ltt::SequentialCompositionPvalue::at_level(40, 0.25);
+    for (auto x : seq) r.update(x != 0);
+    return r.pvalue();
+  }());
 }
 
 TEST_CASE("sequential_pvalue: argument checking names the parameter") {
@@ -222,7 +230,11 @@ TEST_CASE("sequential_pvalue: argument checking names the parameter") {
   check_throws_naming([] { ltt::SequentialCompositionPvalue(10, 3, {0.0, 1.0}); }, "prior.a");
   check_throws_naming([] { ltt::SequentialCompositionPvalue(10, 3, {1.0, NAN}); }, "prior.b");
   check_throws_naming([] { ltt::BetaMixturePrior({{1.0, 1.0}}, {1.0, 1.0}); }, "weights.size()");
-  check_throws_naming([] { ltt::BetaMixturePrior({{1.0, 1.0}, {1.0, 2.0}}, {1.0, 0.0}); }, "weights");
+  check_throws_naming(
+      [] {
+        ltt::BetaMixturePrior({{1.0, 1.0}, {1.0, 2.0}}, {1.0, 0.0});
+      },
+      "weights");
   check_throws_naming([] { ltt::BetaMixturePrior({}, {}); }, "components");
   check_throws_naming([] { ltt::SequentialCompositionPvalue::at_level(10, 1.5); }, "alpha");
   check_throws_naming(

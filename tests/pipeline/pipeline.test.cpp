@@ -13,8 +13,8 @@
 #include "../support/throws.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <filesystem>
+#include <numeric>
 #include <string>
 
 namespace pl = ltt::pipeline;
@@ -69,9 +69,9 @@ void check_certificate(const pl::SeedResult& s, const pl::BehaviorPool& pool, do
   CHECK(s.purity_margin <= alpha);
   CHECK(s.first_step_rate >= 0);
   CHECK(s.first_step_rate <= 1);
-  CHECK(s.first_step_rate == doctest::Approx(s.rate_curve[static_cast<std::size_t>(
-                                 std::min<std::int64_t>(c.calibration_size,
-                                                        static_cast<std::int64_t>(s.rate_curve.size()) - 1))]));
+  CHECK(s.first_step_rate ==
+        doctest::Approx(s.rate_curve[static_cast<std::size_t>(std::min<std::int64_t>(
+            c.calibration_size, static_cast<std::int64_t>(s.rate_curve.size()) - 1))]));
 }
 
 }  // namespace
@@ -196,8 +196,7 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
             static_cast<std::int64_t>(s.gated.selected.size()));
       CHECK(by_name("Calibrated-ungated").selection_size ==
             s.calibrated.certificate.selection_size);
-      CHECK(by_name("Calibrated-ungated").same_as_previous ==
-            !s.calibrated.certificate.certified);
+      CHECK(by_name("Calibrated-ungated").same_as_previous == !s.calibrated.certificate.certified);
       for (std::size_t k = 0; k < s.methods.size(); ++k) {
         const pl::MethodResult& m = s.methods[k];
         CAPTURE(m.name);
@@ -299,8 +298,9 @@ TEST_CASE("run_seed: labels-only reads the n calibration labels and nothing else
   CHECK(b.methods[1].selection_size != a.methods[1].selection_size);
 }
 
-TEST_CASE("the value stage: train_safety_value on raw rows, no held-out share, is the ensemble "
-          "trained on the whole table") {
+TEST_CASE(
+    "the value stage: train_safety_value on raw rows, no held-out share, is the ensemble "
+    "trained on the whole table") {
   // What the restructure onto learning::train_safety_value kept: with normalization off, the
   // same members as train_value_ensemble on the pool's full observation table.
   const pl::Task& t = pl::task_named("point-goal");
@@ -316,8 +316,8 @@ TEST_CASE("the value stage: train_safety_value on raw rows, no held-out share, i
   shared.value.seed = seeds.value;
   shared.held_out_fraction = 0;
   shared.normalize_observations = false;
-  const ltt::learning::SafetyValue v = ltt::learning::train_safety_value(
-      pool.observations, pool.observation_dim, segments, shared);
+  const ltt::learning::SafetyValue v =
+      ltt::learning::train_safety_value(pool.observations, pool.observation_dim, segments, shared);
   const ltt::learning::ValueTrainingResult direct = ltt::learning::train_value_ensemble(
       pool.observations, pool.observation_dim, segments, shared.value);
   REQUIRE(v.ensemble.members.size() == direct.ensemble.members.size());
@@ -343,8 +343,8 @@ TEST_CASE("labels_only_filter: a calibration outside the pool names 'calibration
   cur::Calibration c;
   c.index = {5};
   c.unsafe = {0};
-  ltt_test::check_throws_naming(
-      [&] { (void)pl::labels_only_filter(obs, 2, offsets, c, {}); }, "calibration");
+  ltt_test::check_throws_naming([&] { (void)pl::labels_only_filter(obs, 2, offsets, c, {}); },
+                                "calibration");
 }
 
 TEST_CASE("run_seed: deterministic for a seed, whatever the thread count") {
@@ -368,26 +368,26 @@ TEST_CASE("run_seed: deterministic for a seed, whatever the thread count") {
 }
 
 TEST_SUITE("slow") {
-TEST_CASE("point-goal-reckless refuses: the walk's first null is true on every seed") {
-  // Negative purity margin by construction (task.test.cpp): the first grid selection holds
-  // more than alpha unsafe, so certifying it is a false certification, which the walk makes
-  // with probability at most delta. The closed-form rate says how often exactly.
-  const pl::Task& t = pl::task_named("point-goal-reckless");
-  pl::PipelineOptions o = tiny(t.name);
-  o.episodes = 1000;
-  o.calibration_size = 200;
-  o.seeds = {1, 2, 3};
-  const pl::PipelineResult r = pl::run_pipeline(o);
-  for (const pl::SeedResult& s : r.seeds) {
-    CHECK(s.purity_margin < 0);
-    CHECK(s.first_step_rate <= o.calibration.delta);
-    CHECK(s.gated.outcome == cur::GateOutcome::refused);
+  TEST_CASE("point-goal-reckless refuses: the walk's first null is true on every seed") {
+    // Negative purity margin by construction (task.test.cpp): the first grid selection holds
+    // more than alpha unsafe, so certifying it is a false certification, which the walk makes
+    // with probability at most delta. The closed-form rate says how often exactly.
+    const pl::Task& t = pl::task_named("point-goal-reckless");
+    pl::PipelineOptions o = tiny(t.name);
+    o.episodes = 1000;
+    o.calibration_size = 200;
+    o.seeds = {1, 2, 3};
+    const pl::PipelineResult r = pl::run_pipeline(o);
+    for (const pl::SeedResult& s : r.seeds) {
+      CHECK(s.purity_margin < 0);
+      CHECK(s.first_step_rate <= o.calibration.delta);
+      CHECK(s.gated.outcome == cur::GateOutcome::refused);
+    }
+    // three seeds certify with probability at most 1 - (1 - rate)^3 <= 0.271 in all; the
+    // closed-form rates are far below delta here, so a certification would be a real failure
+    double none = 1;
+    for (const pl::SeedResult& s : r.seeds) none *= 1 - s.first_step_rate;
+    MESSAGE("probability that some seed certifies: " << 1 - none);
+    if (1 - none < 1e-3) CHECK(r.certified_seeds == 0);
   }
-  // three seeds certify with probability at most 1 - (1 - rate)^3 <= 0.271 in all; the
-  // closed-form rates are far below delta here, so a certification would be a real failure
-  double none = 1;
-  for (const pl::SeedResult& s : r.seeds) none *= 1 - s.first_step_rate;
-  MESSAGE("probability that some seed certifies: " << 1 - none);
-  if (1 - none < 1e-3) CHECK(r.certified_seeds == 0);
-}
 }

@@ -74,8 +74,7 @@ TEST_CASE("check_claims: a cost claim is judged on the interval over seeds, neve
   std::vector<pl::Claim> claims = pl::check_claims(r);
   CHECK(claim(claims, "BC-All exceeds")->verdict == V::undetermined);
   CHECK(claim(claims, "the calibrated clone is within the budget")->verdict == V::undetermined);
-  CHECK(claim(claims, "the calibrated clone is within budget exactly")->verdict ==
-        V::undetermined);
+  CHECK(claim(claims, "the calibrated clone is within budget exactly")->verdict == V::undetermined);
   // lower end above the budget: exceeds; upper end at the budget: within
   r.summary = {summary("BC-All", 9, 5.5, 12), summary("BC-Safe", 3, 2, 4),
                summary("Calibrated", 4, 3, 5)};

@@ -19,14 +19,16 @@ struct ReferenceRow {
     const std::string& s = text(name);
     char* end = nullptr;
     const long double v = std::strtold(s.c_str(), &end);
-    if (s.empty() || *end != '\0') throw std::runtime_error("bad number in column " + name + ": " + s);
+    if (s.empty() || *end != '\0')
+      throw std::runtime_error("bad number in column " + name + ": " + s);
     return v;
   }
   long long integer(const std::string& name) const {
     const std::string& s = text(name);
     char* end = nullptr;
     const long long v = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0') throw std::runtime_error("bad integer in column " + name + ": " + s);
+    if (s.empty() || *end != '\0')
+      throw std::runtime_error("bad integer in column " + name + ": " + s);
     return v;
   }
   const std::string& text(const std::string& name) const {
@@ -54,7 +56,8 @@ inline std::vector<ReferenceRow> read_reference(const std::string& file) {
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     const std::vector<std::string> cells = split(line);
-    if (cells.size() != header.size()) throw std::runtime_error("ragged row in " + path + ": " + line);
+    if (cells.size() != header.size())
+      throw std::runtime_error("ragged row in " + path + ": " + line);
     ReferenceRow row;
     for (std::size_t i = 0; i < cells.size(); ++i) row.field[header[i]] = cells[i];
     rows.push_back(std::move(row));

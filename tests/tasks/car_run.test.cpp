@@ -42,19 +42,23 @@ TEST_CASE("car-run: observation, reward, and cost over the limit or off the lane
                                   5 * (1.3 - car.cruise_speed())};  // cruise at 1.3
     const tasks::Step s = car.step(a);
     const double v = car.speed();
-    CHECK(v == doctest::Approx(car.cruise_speed() *
-                               (1 + CarRun::swing * tasks::road_wave(car.x() / CarRun::road_period)))
-                   .epsilon(1e-12));
+    CHECK(v ==
+          doctest::Approx(car.cruise_speed() *
+                          (1 + CarRun::swing * tasks::road_wave(car.x() / CarRun::road_period)))
+              .epsilon(1e-12));
     CHECK(s.reward == doctest::Approx(car.x() - x0).epsilon(1e-12));
-    CHECK(s.cost == ((std::abs(car.y()) > CarRun::lane_limit || v > CarRun::speed_limit) ? 1.0 : 0.0));
+    CHECK(s.cost ==
+          ((std::abs(car.y()) > CarRun::lane_limit || v > CarRun::speed_limit) ? 1.0 : 0.0));
     swings_over += s.cost > 0;
     CHECK(s.timeout == (car.steps() == CarRun::horizon));
     CHECK_FALSE(s.terminal);
     const auto o = car.observation();
     CHECK(o[0] == static_cast<float>(v / CarRun::speed_limit));
     CHECK(o[1] == static_cast<float>(car.y() / CarRun::lateral_scale));
-    CHECK(o[4] == static_cast<float>(std::sin(2 * std::numbers::pi * car.x() / CarRun::road_period)));
-    CHECK(o[5] == static_cast<float>(std::cos(2 * std::numbers::pi * car.x() / CarRun::road_period)));
+    CHECK(o[4] ==
+          static_cast<float>(std::sin(2 * std::numbers::pi * car.x() / CarRun::road_period)));
+    CHECK(o[5] ==
+          static_cast<float>(std::cos(2 * std::numbers::pi * car.x() / CarRun::road_period)));
   }
   // Cruising at 1.3 the crests reach 1.69: a share (1.3 - 1.5 / 1.3) / 0.6 = 0.24 of the road
   // over the limit, fewer of the steps (the car is fastest there).
@@ -63,7 +67,8 @@ TEST_CASE("car-run: observation, reward, and cost over the limit or off the lane
   CHECK_THROWS_AS(car.step(std::array<double, 2>{0, 0}), std::logic_error);
 }
 
-TEST_CASE("car-run: the behavior pool is seeded, costs spread around the budget, the average is over") {
+TEST_CASE(
+    "car-run: the behavior pool is seeded, costs spread around the budget, the average is over") {
   // Measured at 1000 episodes on seeds 1-3 (docs/tasks.md): unsafe 0.58 .. 0.63, share of
   // costs in [B/2, 2B] 0.77 .. 0.80. At 400 episodes a fraction's standard deviation is at
   // most 0.025: the bars sit 4 or more of them away.

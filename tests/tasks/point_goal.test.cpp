@@ -161,7 +161,7 @@ TEST_CASE("point-goal: the behavior pool is seeded and its costs spread around t
   const double near_fraction = static_cast<double>(near_budget) / n;
   const double q95 = costs[static_cast<std::size_t>(0.95 * (n - 1))];
   MESSAGE("point-goal pool: unsafe " << unsafe_fraction << ", in [B/2, 2B] " << near_fraction
-          << ", 95% cost quantile " << q95);
+                                     << ", 95% cost quantile " << q95);
   CHECK(unsafe_fraction >= 0.3);
   CHECK(unsafe_fraction <= 0.7);
   CHECK(near_fraction >= 0.2);
@@ -177,7 +177,8 @@ TEST_CASE("point-goal: the threshold orders the cost, and bad thresholds name th
   const auto unsafe_share = [](const tasks::PointGoalThresholds& t) {
     const tasks::TaskPool pool = tasks::generate_point_goal(100, 3, t);
     std::int64_t unsafe = 0;
-    for (const tasks::EpisodeRecord& e : pool.episodes) unsafe += e.episodic_cost > PointGoal::budget;
+    for (const tasks::EpisodeRecord& e : pool.episodes)
+      unsafe += e.episodic_cost > PointGoal::budget;
     return static_cast<double>(unsafe) / 100;
   };
   CHECK(unsafe_share({2 * b, 3 * b}) >= 0.9);
@@ -241,10 +242,9 @@ TEST_SUITE("monte_carlo") {
     const auto table = tasks::point_goal_calibration();
     for (const std::size_t i : {0, 4, 8, 10, 12, 14, 20}) {
       const tasks::PointGoalCalibration& row = table[i];
-      const Measured m =
-          measure_mean_cost(row.caution, tasks::point_goal_calibration_episodes, 13);
-      const double tolerance =
-          4 * std::sqrt(row.standard_error * row.standard_error + m.standard_error * m.standard_error);
+      const Measured m = measure_mean_cost(row.caution, tasks::point_goal_calibration_episodes, 13);
+      const double tolerance = 4 * std::sqrt(row.standard_error * row.standard_error +
+                                             m.standard_error * m.standard_error);
       MESSAGE("c = " << row.caution << ": table " << row.mean_cost << " +- " << row.standard_error
                      << ", seed 13 " << m.mean << " +- " << m.standard_error);
       CHECK(std::abs(m.mean - row.mean_cost) <= tolerance);
@@ -284,10 +284,11 @@ TEST_CASE("point-goal: pool properties (docs/tasks.md table)" * doctest::skip())
     }
     std::sort(costs.begin(), costs.end());
     const auto q = [&](double p) { return costs[static_cast<std::size_t>(p * 999)]; };
-    std::printf("seed %d: unsafe %.3f | in [B/2, 2B] %.3f | zero %.3f | mean %.2f | "
-                "q50/75/90/95 %.1f / %.1f / %.1f / %.1f | max %.1f | return %.1f / %.1f\n",
-                static_cast<int>(seed), unsafe / 1000, near / 1000, zero / 1000, sum / 1000,
-                q(0.5), q(0.75), q(0.9), q(0.95), costs.back(), safe_return / (1000 - unsafe),
-                unsafe_return / unsafe);
+    std::printf(
+        "seed %d: unsafe %.3f | in [B/2, 2B] %.3f | zero %.3f | mean %.2f | "
+        "q50/75/90/95 %.1f / %.1f / %.1f / %.1f | max %.1f | return %.1f / %.1f\n",
+        static_cast<int>(seed), unsafe / 1000, near / 1000, zero / 1000, sum / 1000, q(0.5),
+        q(0.75), q(0.9), q(0.95), costs.back(), safe_return / (1000 - unsafe),
+        unsafe_return / unsafe);
   }
 }

@@ -42,7 +42,8 @@ inline void check_dsrl_round_trip(const ltt::tasks::TaskPool& pool, const std::s
     CHECK(e.length == r.length);
     CHECK(e.terminal == r.terminal);
     CHECK(e.episodic_cost == r.episodic_cost);  // integer sums, exact
-    CHECK(std::abs(e.episodic_return - r.episodic_return) <= 1e-9 * (1 + std::abs(r.episodic_return)));
+    CHECK(std::abs(e.episodic_return - r.episodic_return) <=
+          1e-9 * (1 + std::abs(r.episodic_return)));
     start += r.length;
   }
   CHECK(episodes.transitions == start);

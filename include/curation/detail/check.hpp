@@ -33,7 +33,8 @@ inline void require_finite(std::string_view function, std::string_view parameter
 inline void require_finite(std::string_view function, std::string_view parameter,
                            std::span<const double> x) {
   for (std::size_t i = 0; i < x.size(); ++i)
-    if (!std::isfinite(x[i])) invalid(function, at(parameter, i), show(x[i]), "must be a finite number");
+    if (!std::isfinite(x[i]))
+      invalid(function, at(parameter, i), show(x[i]), "must be a finite number");
 }
 
 inline void require_nonempty(std::string_view function, std::string_view parameter,
@@ -65,8 +66,9 @@ inline void require_unique_ids(std::string_view function, std::string_view param
   std::vector<std::int64_t> sorted(ids.begin(), ids.end());
   std::sort(sorted.begin(), sorted.end());
   const auto d = std::adjacent_find(sorted.begin(), sorted.end());
-  if (d != sorted.end()) invalid(function, parameter, "{..., " + show(*d) + ", ...}",
-                                 "must not repeat an id; id " + show(*d) + " occurs twice");
+  if (d != sorted.end())
+    invalid(function, parameter, "{..., " + show(*d) + ", ...}",
+            "must not repeat an id; id " + show(*d) + " occurs twice");
 }
 
 // CSR layout: trajectory i owns values[offsets[i], offsets[i + 1]). offsets has N + 1 entries,

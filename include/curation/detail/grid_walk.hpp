@@ -15,7 +15,7 @@ namespace ltt::curation::detail {
 
 template <class Step>
 struct GridWalk {
-  std::vector<Step> steps;                   // the steps reached, in order
+  std::vector<Step> steps;                    // the steps reached, in order
   std::optional<std::int64_t> last_rejected;  // the certified step, if any
 };
 

@@ -37,8 +37,7 @@ inline std::string show(std::int64_t x) { return std::to_string(x); }
 inline constexpr std::int64_t max_count = std::int64_t{1} << 53;
 
 inline void require_count(std::string_view function, std::string_view parameter, std::int64_t x) {
-  if (x < 0 || x > max_count)
-    invalid(function, parameter, show(x), "must be a count in [0, 2^53]");
+  if (x < 0 || x > max_count) invalid(function, parameter, show(x), "must be a count in [0, 2^53]");
 }
 
 inline void require_at_most(std::string_view function, std::string_view parameter, std::int64_t x,

@@ -107,14 +107,20 @@ inline bool rejects(double carried_cdf, std::int64_t k, std::int64_t m, std::int
 class CriticalPath {
  public:
   CriticalPath(std::int64_t N1, std::int64_t U1, double alpha, double delta, std::int64_t m_first)
-      : N1_(N1), U1_(U1), alpha_(alpha), delta_(delta), m_first_(m_first),
+      : N1_(N1),
+        U1_(U1),
+        alpha_(alpha),
+        delta_(delta),
+        m_first_(m_first),
         U_star_(floor_decimal_product(alpha, N1) + 1) {
     // k_max(m_first) by bisection on the non-decreasing p(k, m): the largest k with p <= delta.
     std::int64_t lo = -1, hi = std::min(m_first, U_star_) - 1;  // p(k) = 1 for k >= min(m, U*)
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo + 1) / 2;
-      if (composition_pvalue(mid, m_first, N1, alpha) <= delta) lo = mid;
-      else hi = mid - 1;
+      if (composition_pvalue(mid, m_first, N1, alpha) <= delta)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     null_.emplace(N1, std::min(U_star_, N1), m_first, lo + 1);
     if (U1 >= 0) true_.emplace(N1, U1, m_first, lo);
@@ -123,7 +129,9 @@ class CriticalPath {
 
   std::int64_t m_first() const { return m_first_; }
   std::int64_t m_last() const { return m_first_ + static_cast<std::int64_t>(k_max_.size()) - 1; }
-  std::int64_t k_max(std::int64_t m) const { return k_max_[static_cast<std::size_t>(m - m_first_)]; }
+  std::int64_t k_max(std::int64_t m) const {
+    return k_max_[static_cast<std::size_t>(m - m_first_)];
+  }
   double c(std::int64_t m) const { return c_[static_cast<std::size_t>(m - m_first_)]; }
 
   void extend_to(std::int64_t m_last_wanted) {
@@ -132,8 +140,7 @@ class CriticalPath {
       null_->advance_m();
       const std::int64_t m = null_->m();
       // At most one more count becomes rejected per step; p(k) = 1 for k >= min(m, U*).
-      if (k + 1 < std::min(m, U_star_) &&
-          rejects(null_->cdf(), k + 1, m, N1_, alpha_, delta_)) {
+      if (k + 1 < std::min(m, U_star_) && rejects(null_->cdf(), k + 1, m, N1_, alpha_, delta_)) {
         ++k;
         null_->advance_k();
       }
@@ -168,8 +175,8 @@ struct MassWindow {
 // Appends to `out` the masses outward from k, whose mass is `head`, until this one and all
 // beyond it are provably at most `tolerance`; returns that bound, 0 where the support ends first.
 template <Direction D>
-inline double outward_masses(const Hypergeometric& h, std::int64_t k, double head,
-                             double tolerance, std::vector<double>& out) {
+inline double outward_masses(const Hypergeometric& h, std::int64_t k, double head, double tolerance,
+                             std::vector<double>& out) {
   double t = head;
   for (MassRatios<D> ratios(h, k); ratios.more();) {
     const double r = ratios.next();

@@ -128,8 +128,10 @@ inline Deviances<T> table_deviances(const Hypergeometric& h, std::int64_t k, int
   T denominator = Nt;
   int empty = 0;
   for (std::int64_t cell : {a, b, c, d}) {
-    if (cell == 0) ++empty;
-    else denominator *= static_cast<T>(cell);
+    if (cell == 0)
+      ++empty;
+    else
+      denominator *= static_cast<T>(cell);
   }
   using std::log;
   const T log_root = T(0.5) * log(Kt * Kc * nt * nc / denominator) +
@@ -147,8 +149,8 @@ inline double table_stirlerr(const Hypergeometric& h, std::int64_t k) {
 // large enough that double rounding of it would exceed about 1e-14 relative in the result.
 template <bool Precise>
 inline PointMass point_mass(const Hypergeometric& h, std::int64_t k) {
-  const int128 D = static_cast<int128>(k) * (h.N - h.K - h.n + k) -
-                   static_cast<int128>(h.K - k) * (h.n - k);
+  const int128 D =
+      static_cast<int128>(k) * (h.N - h.K - h.n + k) - static_cast<int128>(h.K - k) * (h.n - k);
   const double stir = table_stirlerr(h, k);
   const Deviances<double> dev = table_deviances<double>(h, k, D);
   if (!Precise || dev.total <= 20.0) {

@@ -81,8 +81,8 @@ inline StepBounds step_bounds(const RisingPath& rising, std::int64_t N, std::int
   const double anywhere =
       std::min(static_cast<double>(g_mean), share * rising.rise(w.m_lo)) + outside;
   const double near = std::min(
-      anywhere, (2.0 * static_cast<double>(weighted) + 2.0 * static_cast<double>(N1) * outside) /
-                    remaining);
+      anywhere,
+      (2.0 * static_cast<double>(weighted) + 2.0 * static_cast<double>(N1) * outside) / remaining);
   return {anywhere * (1.0 + 0x1p-40), near * (1.0 + 0x1p-40)};  // round the bounds up
 }
 
@@ -97,8 +97,8 @@ inline std::int64_t safe_skip(RisingPath& rising, std::int64_t N, std::int64_t N
     const StepBounds bound = step_bounds(rising, N, N1, n, w);
     // Skips of j - 1 values: j * bound < gap keeps every skipped rate below the target.
     const double any = std::ceil(gap / bound.anywhere), near = std::ceil(gap / bound.near);
-    std::int64_t step = any > static_cast<double>(remaining) ? remaining + 1
-                                                             : static_cast<std::int64_t>(any);
+    std::int64_t step =
+        any > static_cast<double>(remaining) ? remaining + 1 : static_cast<std::int64_t>(any);
     if (step <= remaining && half > step)
       step = near >= static_cast<double>(half) ? half
                                                : std::max(step, static_cast<std::int64_t>(near));
@@ -107,7 +107,8 @@ inline std::int64_t safe_skip(RisingPath& rising, std::int64_t N, std::int64_t N
     // The mean of M moves by N1/N per n: a first guess at the skip whose window still fits.
     const double room = static_cast<double>(rising.m_last() - 1 - w.m_hi()) *
                         static_cast<double>(N) / static_cast<double>(N1);
-    if (room < static_cast<double>(step)) step = room < 1.0 ? 1 : static_cast<std::int64_t>(room) + 1;
+    if (room < static_cast<double>(step))
+      step = room < 1.0 ? 1 : static_cast<std::int64_t>(room) + 1;
     while (step >= 2 && mass_window(N, N1, std::min(n + step - 1, N)).m_hi() >= rising.m_last())
       step /= 2;
     if (step >= 2) return step;
@@ -126,7 +127,8 @@ inline std::int64_t envelope_start(RisingPath& rising, std::int64_t N, std::int6
     rising.extend_to(w.m_hi());
     long double sum = 0.0L;
     for (std::size_t i = 0; i < w.mass.size(); ++i)
-      sum += static_cast<long double>(w.mass[i]) * rising.top(w.m_lo + static_cast<std::int64_t>(i));
+      sum +=
+          static_cast<long double>(w.mass[i]) * rising.top(w.m_lo + static_cast<std::int64_t>(i));
     return static_cast<double>(sum) < level;
   };
   if (!below(0)) return 0;

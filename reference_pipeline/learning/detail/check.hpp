@@ -28,8 +28,8 @@ inline std::string show(std::int64_t x) { return std::to_string(x); }
 
 inline std::int64_t ssize(std::size_t n) { return static_cast<std::int64_t>(n); }
 
-inline void require_at_least(std::string_view function, std::string_view parameter,
-                             std::int64_t x, std::int64_t least) {
+inline void require_at_least(std::string_view function, std::string_view parameter, std::int64_t x,
+                             std::int64_t least) {
   if (x < least) invalid(function, parameter, show(x), "must be at least " + show(least));
 }
 

@@ -38,7 +38,8 @@ inline std::int64_t table_rows(std::string_view function, std::string_view param
 inline void check_hidden(std::string_view function, std::span<const std::int64_t> hidden) {
   for (std::size_t i = 0; i < hidden.size(); ++i)
     if (hidden[i] < 1 || hidden[i] > max_width)
-      invalid(function, "options.hidden[" + std::to_string(i) + "]", show(hidden[i]), "must lie in [1, 2^24]");
+      invalid(function, "options.hidden[" + std::to_string(i) + "]", show(hidden[i]),
+              "must lie in [1, 2^24]");
 }
 
 // Fisher-Yates from the back with the curation layer's portable bounded draws.
@@ -46,6 +47,7 @@ void shuffle(std::vector<std::int64_t>& order, std::mt19937_64& rng);
 
 // Runs task(i) for i in [0, count) on min(threads, count) threads (inline when 1), each index
 // exactly once; rethrows the first exception by index after all have finished.
-void run_indexed(std::int64_t count, std::int64_t threads, const std::function<void(std::int64_t)>& task);
+void run_indexed(std::int64_t count, std::int64_t threads,
+                 const std::function<void(std::int64_t)>& task);
 
 }  // namespace ltt::learning::detail

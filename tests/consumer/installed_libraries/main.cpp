@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   }
 
   const std::int64_t hidden[] = {16};
-  const learning::MlpWeights initial = learning::initial_weights(learning::value_shape(2, hidden), 7);
+  const learning::MlpWeights initial =
+      learning::initial_weights(learning::value_shape(2, hidden), 7);
   learning::EigenMlp<float> net(initial.shape, initial.parameters, {.learning_rate = 1e-2});
   const double first = net.squared_error_gradient(values, targets, {}, rows);
   double loss = first;
