@@ -319,16 +319,20 @@ void bind_value_scoring(ValueClass& c) {
           "One score per episode: episode i owns rows [offsets[i], offsets[i+1]) and scores the "
           "mean of V-bar over them (the paper's g), or its 'minimum', or a 'percentile' "
           "(numpy's default interpolation). offsets[-1] may fall short of the rows (a dropped "
-          "tail, as load_dsrl gives). Higher is safer.")
-      .def(
-          "save",
-          [](const Value& v, const std::filesystem::path& path) {
-            py::gil_scoped_release release;
-            lrn::save_models(path, v.value.ensemble.members);
-          },
-          py::arg("path"),
-          "Writes the members as a model file (docs/learning.md, \"The model file\"), atomically; "
-          "ltt.load_value and `ltt score --model` read it.")
+          "tail, as load_dsrl gives). Higher is safer.");
+}
+
+// The model file and the ensemble's shape.
+void bind_value_model(ValueClass& c) {
+  c.def(
+       "save",
+       [](const Value& v, const std::filesystem::path& path) {
+         py::gil_scoped_release release;
+         lrn::save_models(path, v.value.ensemble.members);
+       },
+       py::arg("path"),
+       "Writes the members as a model file (docs/learning.md, \"The model file\"), atomically; "
+       "ltt.load_value and `ltt score --model` read it.")
       .def_property_readonly("observation_dim",
                              [](const Value& v) { return v.value.observation_dim; })
       .def_property_readonly(
@@ -421,6 +425,7 @@ void bind_value(py::module_& m) {
                "training record) or ltt.load_value (scoring only: the training attributes are "
                "None).");
   bind_value_scoring(c);
+  bind_value_model(c);
   bind_value_training(c);
 
   const lrn::SafetyValueOptions so{};

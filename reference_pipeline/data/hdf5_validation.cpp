@@ -72,6 +72,30 @@ std::string type_text(hid_t type) {
   }
 }
 
+namespace {
+
+// A float whose sign, exponent and mantissa lie within its precision and do not overlap.
+std::string float_fields_problem(hid_t type, std::size_t precision) {
+  std::size_t sign = 0, exponent = 0, exponent_bits = 0, mantissa = 0, mantissa_bits = 0;
+  if (H5Tget_fields(type, &sign, &exponent, &exponent_bits, &mantissa, &mantissa_bits) < 0)
+    return "a float whose fields cannot be read";
+  const auto outside = [](std::size_t bit, std::size_t from, std::size_t bits) {
+    return bit < from || bit >= from + bits;
+  };
+  const bool fits = exponent_bits > 0 && mantissa_bits > 0 && sign < precision &&
+                    exponent + exponent_bits <= precision && mantissa + mantissa_bits <= precision;
+  const bool apart =
+      (mantissa + mantissa_bits <= exponent || exponent + exponent_bits <= mantissa) &&
+      outside(sign, exponent, exponent_bits) && outside(sign, mantissa, mantissa_bits);
+  if (fits && apart) return {};
+  return cat("a float of ", std::to_string(precision), " bits with its sign at bit ",
+             std::to_string(sign), ", exponent at ", std::to_string(exponent), " (",
+             std::to_string(exponent_bits), " bits), mantissa at ", std::to_string(mantissa), " (",
+             std::to_string(mantissa_bits), " bits)");
+}
+
+}  // namespace
+
 // Why a datatype's description cannot be right, or "" when it can: what libhdf5 1.10 does not
 // check when it decodes a type and what its conversions then trust. A float whose significant
 // bits lie past its size sent H5T__conv_f_f writing past its buffer (crash-on-write.hdf5 in
@@ -94,23 +118,7 @@ std::string type_problem(hid_t type, int depth) {
                    " of ", std::to_string(size), " bytes whose ", std::to_string(precision),
                    " significant bits start at bit ", std::to_string(offset));
       if (type_class != H5T_FLOAT) return {};
-      std::size_t sign = 0, exponent = 0, exponent_bits = 0, mantissa = 0, mantissa_bits = 0;
-      if (H5Tget_fields(type, &sign, &exponent, &exponent_bits, &mantissa, &mantissa_bits) < 0)
-        return "a float whose fields cannot be read";
-      const auto outside = [](std::size_t bit, std::size_t from, std::size_t bits) {
-        return bit < from || bit >= from + bits;
-      };
-      const bool fits = exponent_bits > 0 && mantissa_bits > 0 && sign < precision &&
-                        exponent + exponent_bits <= precision &&
-                        mantissa + mantissa_bits <= precision;
-      const bool apart =
-          (mantissa + mantissa_bits <= exponent || exponent + exponent_bits <= mantissa) &&
-          outside(sign, exponent, exponent_bits) && outside(sign, mantissa, mantissa_bits);
-      if (fits && apart) return {};
-      return cat("a float of ", std::to_string(precision), " bits with its sign at bit ",
-                 std::to_string(sign), ", exponent at ", std::to_string(exponent), " (",
-                 std::to_string(exponent_bits), " bits), mantissa at ", std::to_string(mantissa),
-                 " (", std::to_string(mantissa_bits), " bits)");
+      return float_fields_problem(type, precision);
     }
     case H5T_ENUM:
     case H5T_VLEN:

@@ -17,9 +17,10 @@ namespace ltt::learning {
 using detail::invalid;
 using detail::show;
 
-PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTrainingOptions& options,
-                                  const Backend& backend) {
-  constexpr std::string_view fn = "ltt::learning::train_policy";
+namespace {
+
+// The rows of data, after checking that actions and weights match them and lie in range.
+std::int64_t checked_rows(std::string_view fn, const BehaviorData& data) {
   const std::int64_t rows =
       detail::table_rows(fn, "data.observations", data.observations, "data.obs_dim", data.obs_dim);
   detail::require_at_least(fn, "rows of data.observations", rows, 1);
@@ -44,6 +45,15 @@ PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTraining
         invalid(fn, "data.weights[" + std::to_string(i) + "]",
                 show(static_cast<double>(data.weights[i])), "must be finite and >= 0");
   }
+  return rows;
+}
+
+}  // namespace
+
+PolicyTrainingResult train_policy(const BehaviorData& data, const PolicyTrainingOptions& options,
+                                  const Backend& backend) {
+  constexpr std::string_view fn = "ltt::learning::train_policy";
+  const std::int64_t rows = checked_rows(fn, data);
   detail::require_at_least(fn, "options.epochs", options.epochs, 0);
   detail::require_at_least(fn, "options.batch", options.batch, 1);
   check_adam(fn, options.adam);
