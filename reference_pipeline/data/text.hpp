@@ -14,24 +14,30 @@
 //                     every number in JSON and CSV output, and inputs as the user typed them
 //   significant(x, d) d significant digits (printf's %.*g); brief(x) is 6 of them, for human
 //                     summaries (never "1" for x < 1)
+//   show(x)           a value in a message: an integer in full, a double as shortest(x)
+//   InvalidArgument{"ltt::NS::"}(function, parameter, [value,] requirement)
+//                     throws std::invalid_argument "ltt::NS::function: parameter 'name' = value
+//                     requirement" (without " = value" when there is none): the bad argument
+//                     of the tasks and pipeline layers
 //
 // Numbers go through std::to_chars, so no output depends on the locale (printf's %g would write
 // a decimal comma under some of them). shortest and significant write any NaN as "nan".
 //
 // Message prefixes, by layer (the program prints each after "ltt SUB: " on stderr). Messages
-// are promised output (tests and users match them), so the forms below are kept as they are:
-//   statistics, curation, learning  "ltt::NS::function: parameter 'name' = value requirement"
-//                                   (ltt::detail::invalid, learning/detail/check.hpp)
-//   data                            "FILE: what is wrong" (DataError, data/error.hpp)
-//   tasks                           "function: 'name' requirement, got value"
-//   pipeline                        options: "ltt::pipeline: 'name' requirement"
-//                                   (pipeline/check.hpp); its functions: "function: 'name' ..."
-//   program                         "--flag: value requirement" or "FILE: ..." (BadInput)
+// are promised output (tests and users match them):
+//   statistics, curation, learning, tasks, pipeline
+//                "ltt::NS::function: parameter 'name' = value requirement", or without
+//                " = value" where no single value is at hand (ltt::detail::invalid,
+//                learning/detail/check.hpp, tasks/check.hpp, pipeline/check.hpp)
+//   data         "FILE: what is wrong" (DataError, data/error.hpp)
+//   program      "--flag: value requirement" or "FILE: ..." (BadInput)
 
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace ltt::data {
 
@@ -71,5 +77,29 @@ inline std::string brief(double x) {
   std::string text = significant(x, 6);
   return text == "1" && x != 1.0 ? shortest(x) : text;
 }
+
+template <class T>
+std::string show(T x) {
+  if constexpr (std::is_integral_v<T>)
+    return std::to_string(x);
+  else
+    return shortest(static_cast<double>(x));
+}
+
+// A layer's `invalid` (tasks/check.hpp, pipeline/check.hpp): the layer's namespace prefixed to
+// every function it names.
+struct InvalidArgument {
+  std::string_view prefix;  // "ltt::tasks::"
+  [[noreturn]] void operator()(std::string_view function, std::string_view parameter,
+                               std::string_view value, std::string_view requirement) const {
+    const std::string named = cat(prefix, function, ": parameter '", parameter, "'");
+    throw std::invalid_argument(value.empty() ? cat(named, " ", requirement)
+                                              : cat(named, " = ", value, " ", requirement));
+  }
+  [[noreturn]] void operator()(std::string_view function, std::string_view parameter,
+                               std::string_view requirement) const {
+    (*this)(function, parameter, "", requirement);
+  }
+};
 
 }  // namespace ltt::data

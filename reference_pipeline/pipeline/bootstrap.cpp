@@ -8,16 +8,22 @@
 
 #include <curation/detail/random.hpp>
 
+#include "pipeline/check.hpp"
+
 namespace ltt::pipeline {
 
 Interval bootstrap_mean(std::span<const double> values, double confidence, std::int64_t resamples,
                         std::uint64_t seed) {
-  if (values.empty()) throw std::invalid_argument("bootstrap_mean: 'values' must not be empty");
-  for (const double v : values)
-    if (!std::isfinite(v)) throw std::invalid_argument("bootstrap_mean: 'values' must be finite");
+  using detail::invalid, detail::show;
+  constexpr std::string_view function = "bootstrap_mean";
+  detail::require(!values.empty(), function, "values", "must not be empty");
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      invalid(function, "values",
+              data::cat("must be finite (values[", show(i), "] = ", show(values[i]), ")"));
   if (!(confidence > 0 && confidence < 1))
-    throw std::invalid_argument("bootstrap_mean: 'confidence' must lie in (0, 1)");
-  if (resamples < 1) throw std::invalid_argument("bootstrap_mean: 'resamples' must be >= 1");
+    invalid(function, "confidence", show(confidence), "must lie in (0, 1)");
+  if (resamples < 1) invalid(function, "resamples", show(resamples), "must be >= 1");
   const auto n = static_cast<std::int64_t>(values.size());
   Interval out;
   out.samples = n;

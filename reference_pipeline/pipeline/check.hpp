@@ -1,16 +1,19 @@
 #pragma once
-// The pipeline layer's argument check: std::invalid_argument naming the option and what it must
-// be ("ltt::pipeline: 'episodes' must be >= 2").
-#include <stdexcept>
-#include <string>
+// The pipeline layer's argument checks: std::invalid_argument in the library's form,
+// "ltt::pipeline::run_pipeline: parameter 'episodes' = 1 must be >= 2" (data/text.hpp).
 #include <string_view>
 
 #include <data/text.hpp>
 
 namespace ltt::pipeline::detail {
 
-inline void require(bool ok, std::string_view name, const std::string& what) {
-  if (!ok) throw std::invalid_argument(data::cat("ltt::pipeline: '", name, "' ", what));
+using data::show;
+
+inline constexpr data::InvalidArgument invalid{"ltt::pipeline::"};
+
+inline void require(bool ok, std::string_view function, std::string_view parameter,
+                    std::string_view requirement) {
+  if (!ok) invalid(function, parameter, requirement);
 }
 
 }  // namespace ltt::pipeline::detail

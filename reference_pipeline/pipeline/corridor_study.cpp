@@ -14,6 +14,7 @@
 #include <ltt/bounds.hpp>
 #include <tasks/corridor.hpp>
 
+#include "check.hpp"
 #include "format.hpp"
 #include "svg_chart.hpp"
 
@@ -40,21 +41,25 @@ constexpr std::array<Method, 4> methods{
 constexpr std::array<std::string_view, 4> method_colors{"#0072B2", "#D55E00", "#009E73", "#CC79A7"};
 
 void check(const CorridorStudyOptions& o) {
-  const auto fail = [](std::string_view field, std::string_view rule, const std::string& got) {
-    throw std::invalid_argument(cat("run_corridor_study: '", field, "' ", rule, ", got ", got));
+  using detail::show;
+  const auto fail = [](std::string_view field, const std::string& got, std::string_view rule) {
+    detail::invalid("run_corridor_study", field, got, rule);
   };
-  if (o.horizons.empty()) fail("horizons", "must name at least one horizon", "none");
-  for (const std::int64_t t : o.horizons)
-    if (t < 1 || t > 300)
-      fail("horizons", "must lie in 1 .. 300 (tasks::CorridorSpec)", std::to_string(t));
+  detail::require(!o.horizons.empty(), "run_corridor_study", "horizons",
+                  "must name at least one horizon");
+  for (std::size_t i = 0; i < o.horizons.size(); ++i)
+    if (o.horizons[i] < 1 || o.horizons[i] > 300)
+      detail::invalid("run_corridor_study", "horizons",
+                      cat("must lie in 1 .. 300 (tasks::CorridorSpec) (horizons[", show(i),
+                          "] = ", show(o.horizons[i]), ")"));
   if (!(o.expert_mass >= 0 && o.expert_mass < 1))
-    fail("expert_mass", "must be in [0, 1)", std::to_string(o.expert_mass));
+    fail("expert_mass", show(o.expert_mass), "must be in [0, 1)");
   if (!(o.safe_probability > 0 && o.safe_probability < 1))
-    fail("safe_probability", "must be in (0, 1)", std::to_string(o.safe_probability));
-  if (o.trajectories < 1) fail("trajectories", "must be >= 1", std::to_string(o.trajectories));
-  if (o.episodes < 1) fail("episodes", "must be >= 1", std::to_string(o.episodes));
+    fail("safe_probability", show(o.safe_probability), "must be in (0, 1)");
+  if (o.trajectories < 1) fail("trajectories", show(o.trajectories), "must be >= 1");
+  if (o.episodes < 1) fail("episodes", show(o.episodes), "must be >= 1");
   if (!(o.confidence > 0 && o.confidence < 1))
-    fail("confidence", "must be in (0, 1)", std::to_string(o.confidence));
+    fail("confidence", show(o.confidence), "must be in (0, 1)");
 }
 
 std::uint64_t stream(const CorridorStudyOptions& o, std::int64_t horizon, std::uint64_t k) {

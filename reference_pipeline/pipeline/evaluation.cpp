@@ -1,5 +1,7 @@
 #include "pipeline/evaluation.hpp"
 
+#include "pipeline/check.hpp"
+
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -34,16 +36,15 @@ Evaluation evaluate_policy(const Task& task, const learning::MlpWeights& policy,
                            std::int64_t episodes, std::uint64_t seed, double delta,
                            const learning::Backend& backend) {
   if (episodes < 2)
-    throw std::invalid_argument(
-        data::cat("evaluate_policy: 'episodes' = ", std::to_string(episodes), " must be >= 2"));
+    detail::invalid("evaluate_policy", "episodes", detail::show(episodes), "must be >= 2");
   if (!(delta > 0 && delta < 1))
-    throw std::invalid_argument("evaluate_policy: 'delta' must lie in (0, 1)");
+    detail::invalid("evaluate_policy", "delta", detail::show(delta), "must lie in (0, 1)");
   const auto& widths = policy.shape.widths;
   if (widths.size() < 2 || widths.front() != task.observation_dim ||
       widths.back() != task.action_dim)
-    throw std::invalid_argument(data::cat(
-        "evaluate_policy: 'policy' must map ", std::to_string(task.observation_dim),
-        " observations to ", std::to_string(task.action_dim), " actions for task ", task.name));
+    detail::invalid("evaluate_policy", "policy",
+                    data::cat("must map ", detail::show(task.observation_dim), " observations to ",
+                              detail::show(task.action_dim), " actions for task ", task.name));
   const auto E = static_cast<std::size_t>(episodes);
   const auto od = static_cast<std::size_t>(task.observation_dim);
   const auto ad = static_cast<std::size_t>(task.action_dim);

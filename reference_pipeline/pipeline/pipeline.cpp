@@ -26,22 +26,30 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+using detail::invalid;
 using detail::require;
+using detail::show;
 
-void check_options(const PipelineOptions& o) {
-  require(o.episodes >= 2, "episodes", "must be >= 2");
-  require(!o.seeds.empty(), "seeds", "must name at least one seed");
-  require(o.calibration_size >= 1, "calibration_size", "must be >= 1");
-  require(o.eval_episodes >= 2, "eval_episodes", "must be >= 2");
-  require(o.reward_fraction > 0 && o.reward_fraction <= 1, "reward_fraction", "must lie in (0, 1]");
-  require(o.certificate_delta > 0 && o.certificate_delta < 1, "certificate_delta",
-          "must lie in (0, 1)");
-  require(std::isfinite(o.return_weight_kappa) && o.return_weight_kappa >= 0, "return_weight_kappa",
-          "must be finite and >= 0");
-  require(o.threads >= 1, "threads", "must be >= 1");
-  require(o.rate_curve_max >= 1, "rate_curve_max", "must be >= 1");
-  require(o.validation_draws >= 1, "validation_draws", "must be >= 1");
-  require(o.backend != nullptr, "backend", "must be set");
+// `function` is the public function the options were handed to.
+void check_options(std::string_view function, const PipelineOptions& o) {
+  const auto at_least = [&](std::string_view name, std::int64_t x, std::int64_t least) {
+    if (x < least) invalid(function, name, show(x), cat("must be >= ", show(least)));
+  };
+  at_least("episodes", o.episodes, 2);
+  require(!o.seeds.empty(), function, "seeds", "must name at least one seed");
+  at_least("calibration_size", o.calibration_size, 1);
+  at_least("eval_episodes", o.eval_episodes, 2);
+  if (!(o.reward_fraction > 0 && o.reward_fraction <= 1))
+    invalid(function, "reward_fraction", show(o.reward_fraction), "must lie in (0, 1]");
+  if (!(o.certificate_delta > 0 && o.certificate_delta < 1))
+    invalid(function, "certificate_delta", show(o.certificate_delta), "must lie in (0, 1)");
+  if (!(std::isfinite(o.return_weight_kappa) && o.return_weight_kappa >= 0))
+    invalid(function, "return_weight_kappa", show(o.return_weight_kappa),
+            "must be finite and >= 0");
+  at_least("threads", o.threads, 1);
+  at_least("rate_curve_max", o.rate_curve_max, 1);
+  at_least("validation_draws", o.validation_draws, 1);
+  require(o.backend != nullptr, function, "backend", "must be set");
 }
 
 // "certified at quantile 0.45: 551 trajectories" or the refusal's fallback size.
@@ -61,14 +69,18 @@ LabelsOnlyFilter labels_only_filter(std::span<const float> observations, std::in
                                     const learning::PolicyTrainingOptions& classifier,
                                     const learning::Backend& backend) {
   const auto N = static_cast<std::int64_t>(offsets.size()) - 1;
-  require(N >= 1, "offsets", "must bound at least one trajectory");
+  constexpr std::string_view function = "labels_only_filter";
+  require(N >= 1, function, "offsets", "must bound at least one trajectory");
   require(calibration.index.size() == calibration.unsafe.size() && !calibration.index.empty(),
-          "calibration", "must hold as many labels as positions, at least one");
+          function, "calibration", "must hold as many labels as positions, at least one");
   const auto d = static_cast<std::size_t>(obs_dim);
   std::vector<float> states, targets;
   for (std::size_t i = 0; i < calibration.index.size(); ++i) {
     const std::int64_t t = calibration.index[i];
-    require(t >= 0 && t < N, "calibration", "holds a position outside the pool");
+    if (t < 0 || t >= N)
+      invalid(function, "calibration",
+              cat("must hold positions in the pool, 0 .. ", show(N - 1), " (calibration.index[",
+                  show(i), "] = ", show(t), ")"));
     const auto lo = static_cast<std::size_t>(offsets[static_cast<std::size_t>(t)]);
     const auto hi = static_cast<std::size_t>(offsets[static_cast<std::size_t>(t) + 1]);
     states.insert(states.end(), observations.begin() + static_cast<std::ptrdiff_t>(lo * d),
@@ -123,14 +135,14 @@ PipelineOptions preset_options(std::string_view preset, std::string_view task) {
     o.rate_curve_max = 300;
     o.validation_draws = 200;
   } else {
-    throw std::invalid_argument(
-        cat("preset_options: 'preset' = \"", preset, "\" is not a preset (demo, paper, tiny)"));
+    invalid("preset_options", "preset", cat("\"", preset, "\""),
+            "is not a preset (demo, paper, tiny)");
   }
   return o;
 }
 
 BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options) {
-  check_options(options);
+  check_options("load_behavior_pool", options);
   std::filesystem::path path;
   if (options.dataset) {
     path = *options.dataset;
@@ -152,11 +164,10 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
   pool.observation_dim = obs.row_size();
   pool.action_dim = act.row_size();
   if (pool.observation_dim != task.observation_dim || pool.action_dim != task.action_dim)
-    throw std::invalid_argument(
-        cat("load_behavior_pool: 'dataset' ", pool.source, " has observations of ",
-            std::to_string(pool.observation_dim), " and actions of ",
-            std::to_string(pool.action_dim), " dims; task ", task.name, " needs ",
-            std::to_string(task.observation_dim), " and ", std::to_string(task.action_dim)));
+    invalid("load_behavior_pool", "dataset", pool.source,
+            cat("has observations of ", show(pool.observation_dim), " and actions of ",
+                show(pool.action_dim), " dims; task ", task.name, " needs ",
+                show(task.observation_dim), " and ", show(task.action_dim)));
   // float32, as the tasks write them, is copied as is; another type goes through double.
   if (obs.dtype == data::DType::float32) {
     const auto o = obs.values<float>();
@@ -178,8 +189,7 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
   const data::EpisodeSplit split =
       data::split_episodes(rewards, pool.step_costs, flags("terminals"), flags("timeouts"));
   if (split.episodes.size() < 2)
-    throw std::invalid_argument(cat("load_behavior_pool: 'dataset' ", pool.source,
-                                    " holds fewer than 2 complete episodes"));
+    invalid("load_behavior_pool", "dataset", pool.source, "holds fewer than 2 complete episodes");
   for (const data::Episode& e : split.episodes) {
     pool.offsets.push_back(e.start);
     pool.episodic_return.push_back(e.episodic_return);
@@ -193,7 +203,7 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
 
 SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOptions& options,
                     std::uint64_t seed, const ProgressLine& progress) {
-  check_options(options);
+  check_options("run_seed", options);
   SeedResult r;
   r.seed = seed;
   auto stage = Clock::now();
@@ -216,7 +226,7 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
 }
 
 PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& progress) {
-  check_options(options);
+  check_options("run_pipeline", options);
   const auto started = Clock::now();
   PipelineResult out;
   out.options = options;

@@ -26,7 +26,8 @@ namespace ltt::pipeline {
 namespace {
 
 using data::cat;
-using detail::require;
+using detail::invalid;
+using detail::show;
 
 // The seed streams of one pipeline seed (learning::stream_seed(seed, stream)).
 // Streams 1 (preference pairs) and 2 (the ensemble) are learning::safety_value_seeds'.
@@ -96,9 +97,9 @@ ScoreStage score(const BehaviorPool& pool, const PipelineOptions& options, std::
   r.pair_attempts = drawn.attempts;
   r.pair_ties = drawn.ties_skipped;
   if (r.pairs == 0)
-    throw std::invalid_argument(
-        "pipeline: no preference pair could be drawn (every segment pair "
-        "tied in cost); the pool has no cost contrast");
+    invalid("score", "pool",
+            "has no cost contrast: no preference pair could be drawn (every segment pair tied in "
+            "cost)");
   learning::SafetyValueOptions value_options;
   value_options.value = options.value;
   value_options.value.seed = seeds.value;
@@ -126,9 +127,10 @@ ScoreStage score(const BehaviorPool& pool, const PipelineOptions& options, std::
 CertifyStage certify(const BehaviorPool& pool, std::span<const double> scores,
                      const PipelineOptions& options, std::uint64_t seed) {
   const std::int64_t N = pool.episodes();
-  require(options.calibration_size <= N, "calibration_size",
-          cat("= ", std::to_string(options.calibration_size), " must not exceed the pool's ",
-              std::to_string(N), " episodes (labels are drawn without replacement)"));
+  if (options.calibration_size > N)
+    invalid("certify", "calibration_size", show(options.calibration_size),
+            cat("must not exceed the pool's ", show(N),
+                " episodes (labels are drawn without replacement)"));
   CertifyStage c;
   c.calibration = curation::label_calibration(
       curation::draw_calibration(N, options.calibration_size,
@@ -362,7 +364,10 @@ std::vector<MethodResult> clone_and_evaluate(const Task& task, const BehaviorPoo
                                              std::span<const MethodSelection> selections,
                                              const PipelineOptions& options, std::uint64_t seed,
                                              const ProgressLine& progress) {
-  require(selections.size() == method_count, "selections", "must hold one per method");
+  if (selections.size() != method_count)
+    invalid("clone_and_evaluate", "selections",
+            cat("must hold one selection per method (", show(method_count), "); it holds ",
+                show(selections.size())));
   std::vector<MethodResult> out;
   for (std::size_t m = 0; m < selections.size(); ++m)
     out.push_back(describe(pool, method_list[m], selections[m]));

@@ -6,10 +6,14 @@
 
 #include <data/text.hpp>
 
+#include "pipeline/check.hpp"
+
 namespace ltt::pipeline::svg {
 
 using data::cat;
 using data::in_quotes;
+using detail::invalid;
+using detail::show;
 
 std::string decimal_label(std::int64_t n, int k) {
   if (n == 0) return "0";
@@ -96,29 +100,26 @@ std::vector<Tick> log_ticks(double lo, double hi, int target) {
   return linear_ticks(lo, hi, target);
 }
 
-void require_finite(std::string_view where, std::string_view field, double v) {
-  if (!std::isfinite(v))
-    throw std::invalid_argument(cat(where, ": ", in_quotes(field), " must be finite"));
+void require_finite(std::string_view field, double v) {
+  if (!std::isfinite(v)) invalid(checked_function, field, show(v), "must be finite");
 }
 
 int tick_target(double pixels, double per_tick) {
   return std::clamp(static_cast<int>(pixels / per_tick), 3, 10);
 }
 
-Axis resolve_axis(std::string_view where, std::string_view axis, std::span<const double> values,
-                  bool log, std::optional<double> fixed_lo, std::optional<double> fixed_hi,
-                  double pad) {
+Axis resolve_axis(std::string_view axis, std::span<const double> values, bool log,
+                  std::optional<double> fixed_lo, std::optional<double> fixed_hi, double pad) {
   const std::string lo_name = cat(axis, "_min"), hi_name = cat(axis, "_max");
   for (const auto& [bound, name] : {std::pair{fixed_lo, lo_name}, std::pair{fixed_hi, hi_name}})
     if (bound) {
-      require_finite(where, name, *bound);
+      require_finite(name, *bound);
       if (log && *bound <= 0)
-        throw std::invalid_argument(
-            cat(where, ": ", in_quotes(name), " must be > 0 on a log axis"));
+        invalid(checked_function, name, show(*bound), "must be > 0 on a log axis");
     }
   if (fixed_lo && fixed_hi && !(*fixed_lo < *fixed_hi))
-    throw std::invalid_argument(
-        cat(where, ": ", in_quotes(lo_name), " must be below ", in_quotes(hi_name)));
+    invalid(checked_function, lo_name, show(*fixed_lo),
+            cat("must be below ", in_quotes(hi_name), " = ", show(*fixed_hi)));
   // Work in t = v or log10 v.
   const auto to_t = [log](double v) { return log ? std::log10(v) : v; };
   const auto from_t = [log](double t) { return log ? std::pow(10.0, t) : t; };
@@ -160,8 +161,7 @@ Axis resolve_axis(std::string_view where, std::string_view axis, std::span<const
   const Axis result{from_t(lo), from_t(hi), log};
   if (!std::isfinite(result.lo) || !std::isfinite(result.hi) ||
       !std::isfinite(result.hi - result.lo))
-    throw std::invalid_argument(
-        cat(where, ": the ", in_quotes(axis), " values are too large to plot"));
+    invalid(checked_function, axis, "holds values too large to plot");
   return result;
 }
 

@@ -31,8 +31,12 @@ std::vector<Tick> log_ticks(double lo, double hi, int target);
 // About one tick per `per_tick` pixels, 3 to 10 of them.
 int tick_target(double pixels, double per_tick);
 
-// Throws std::invalid_argument "where: 'field' must be finite" for NaN and infinities.
-void require_finite(std::string_view where, std::string_view field, double v);
+// The checks of this layer throw std::invalid_argument naming render_svg and the chart's field
+// ("ltt::pipeline::render_svg: parameter 'x_min' = 0 must be > 0 on a log axis").
+inline constexpr std::string_view checked_function = "render_svg";
+
+// Throws for NaN and infinities.
+void require_finite(std::string_view field, double v);
 
 // One axis: the data range, widened when empty or degenerate, padded 5% on the sides that are
 // not fixed by the options; a log axis does all of this in log10 units.
@@ -50,8 +54,8 @@ struct Axis {
   }
 };
 
-Axis resolve_axis(std::string_view where, std::string_view axis, std::span<const double> values,
-                  bool log, std::optional<double> fixed_lo, std::optional<double> fixed_hi,
+Axis resolve_axis(std::string_view axis, std::span<const double> values, bool log,
+                  std::optional<double> fixed_lo, std::optional<double> fixed_hi,
                   double pad = 0.05);
 
 }  // namespace ltt::pipeline::svg

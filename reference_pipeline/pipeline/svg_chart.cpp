@@ -9,6 +9,7 @@
 
 #include <data/text.hpp>
 
+#include "pipeline/check.hpp"
 #include "pipeline/svg_axis.hpp"
 #include "pipeline/svg_elements.hpp"
 
@@ -17,30 +18,29 @@ namespace {
 
 using data::cat;
 using data::in_quotes;
+using detail::invalid;
+using detail::show;
 using namespace svg;
 
 void check_chart(const Chart& c) {
-  constexpr std::string_view where = "render_svg (chart)";
-  check_size(where, c.width, c.height);
+  check_size(c.width, c.height);
   for (std::size_t i = 0; i < c.series.size(); ++i) {
     const Series& s = c.series[i];
-    const std::string name = cat(where, ": series ", std::to_string(i),
-                                 s.label.empty() ? "" : cat(" (", in_quotes(s.label), ")"));
-    if (s.x.size() != s.y.size())
-      throw std::invalid_argument(cat(name, ": 'x' has ", std::to_string(s.x.size()),
-                                      " values and 'y' has ", std::to_string(s.y.size())));
-    if (!s.y_low.empty() && s.y_low.size() != s.y.size())
-      throw std::invalid_argument(cat(name, ": 'y_low' has ", std::to_string(s.y_low.size()),
-                                      " values, one per 'y' value (", std::to_string(s.y.size()),
-                                      ") or none is needed"));
-    if (!s.y_high.empty() && s.y_high.size() != s.y.size())
-      throw std::invalid_argument(cat(name, ": 'y_high' has ", std::to_string(s.y_high.size()),
-                                      " values, one per 'y' value (", std::to_string(s.y.size()),
-                                      ") or none is needed"));
+    const std::string in_series =
+        cat(" in series ", show(i), s.label.empty() ? "" : cat(" (", in_quotes(s.label), ")"));
+    const auto per_y = [&](std::string_view field, std::size_t size, bool optional) {
+      invalid(checked_function, field,
+              cat("must hold one value per 'y' value (", show(s.y.size()), ")",
+                  optional ? " or none" : "", "; it holds ", show(size), in_series));
+    };
+    if (s.x.size() != s.y.size()) per_y("x", s.x.size(), false);
+    if (!s.y_low.empty() && s.y_low.size() != s.y.size()) per_y("y_low", s.y_low.size(), true);
+    if (!s.y_high.empty() && s.y_high.size() != s.y.size()) per_y("y_high", s.y_high.size(), true);
     if (!(s.radius >= 0) || !std::isfinite(s.radius))
-      throw std::invalid_argument(cat(name, ": 'radius' must be finite and >= 0"));
+      invalid(checked_function, "radius", show(s.radius),
+              cat("must be finite and >= 0", in_series));
   }
-  for (std::size_t i = 0; i < c.lines.size(); ++i) check_line(where, c.lines[i], i);
+  for (std::size_t i = 0; i < c.lines.size(); ++i) check_line(c.lines[i], i);
 }
 
 std::string legend(const Frame& f, const std::vector<Series>& series) {
@@ -111,7 +111,6 @@ std::string series_elements(const Frame& f, const Axis& x, const Axis& y, const 
 // Both axes from what is drawn: the points of every series (error bars included) and the
 // reference lines.
 std::pair<Axis, Axis> chart_axes(const Chart& chart) {
-  constexpr std::string_view where = "render_svg (chart)";
   std::vector<double> xs, ys;
   for (const Series& s : chart.series) {
     // Only points that are drawn count toward the ranges.
@@ -126,8 +125,8 @@ std::pair<Axis, Axis> chart_axes(const Chart& chart) {
   }
   for (const ReferenceLine& l : chart.lines)
     (l.axis == ReferenceLine::Axis::x ? xs : ys).push_back(l.value);
-  return {resolve_axis(where, "x", xs, chart.log_x, chart.x_min, chart.x_max),
-          resolve_axis(where, "y", ys, false, chart.y_min, chart.y_max)};
+  return {resolve_axis("x", xs, chart.log_x, chart.x_min, chart.x_max),
+          resolve_axis("y", ys, false, chart.y_min, chart.y_max)};
 }
 
 struct ChartLayout {
@@ -154,7 +153,7 @@ ChartLayout chart_layout(const Chart& chart) {
       legend_width = std::max(legend_width, 44 + text_width(s.label, label_font));
   legend_width = std::min(legend_width, 0.4 * chart.width);
   f.right = chart.width - 16 - legend_width;
-  check_plot_area("render_svg (chart)", f);
+  check_plot_area(f);
   const int x_target = tick_target(f.right - f.left, 80);
   std::vector<Tick> x_ticks =
       x.log ? log_ticks(x.lo, x.hi, x_target) : linear_ticks(x.lo, x.hi, x_target);
@@ -177,24 +176,22 @@ std::pair<std::string, std::string> x_grid_and_ticks(const ChartLayout& l) {
 }
 
 void check_bar_chart(const BarChart& c) {
-  constexpr std::string_view where = "render_svg (bar chart)";
-  check_size(where, c.width, c.height);
+  check_size(c.width, c.height);
   const std::size_t n = c.categories.size();
   const auto mismatch = [&](std::string_view field, std::size_t size, bool optional) {
-    throw std::invalid_argument(cat(where, ": ", in_quotes(field), " has ", std::to_string(size),
-                                    " entries, one per entry of 'categories' (", std::to_string(n),
-                                    ")", optional ? " or none" : "", " is needed"));
+    invalid(checked_function, field,
+            cat("must hold one entry per entry of 'categories' (", show(n), ")",
+                optional ? " or none" : "", "; it holds ", show(size)));
   };
   if (c.value.size() != n) mismatch("value", c.value.size(), false);
   if (!c.low.empty() && c.low.size() != n) mismatch("low", c.low.size(), true);
   if (!c.high.empty() && c.high.size() != n) mismatch("high", c.high.size(), true);
   if (!c.color.empty() && c.color.size() != n) mismatch("color", c.color.size(), true);
   for (std::size_t i = 0; i < c.lines.size(); ++i) {
-    check_line(where, c.lines[i], i);
+    check_line(c.lines[i], i);
     if (c.lines[i].axis != ReferenceLine::Axis::y)
-      throw std::invalid_argument(cat(where,
-                                      ": 'lines' of a bar chart are horizontal (Axis::y); lines[",
-                                      std::to_string(i), "] is vertical"));
+      invalid(checked_function, "lines",
+              cat("of a bar chart must be horizontal (Axis::y); lines[", show(i), "] is vertical"));
   }
 }
 
@@ -206,7 +203,7 @@ Axis bar_axis(const BarChart& chart) {
   ys.insert(ys.end(), chart.low.begin(), chart.low.end());
   ys.insert(ys.end(), chart.high.begin(), chart.high.end());
   for (const ReferenceLine& l : chart.lines) ys.push_back(l.value);
-  Axis y = resolve_axis("render_svg (bar chart)", "y", ys, false, chart.y_min, chart.y_max, 0.0);
+  Axis y = resolve_axis("y", ys, false, chart.y_min, chart.y_max, 0.0);
   const double span = y.hi - y.lo;
   if (!chart.y_max && y.hi > 0) y.hi += 0.05 * span;
   if (!chart.y_min && y.lo < 0) y.lo -= 0.05 * span;
@@ -245,7 +242,7 @@ BarLayout bar_layout(const BarChart& chart) {
   const double label_height =
       l.rotate ? std::min(label_width * std::sin(0.698) + 12, 0.4 * chart.height) : 16;
   f.bottom = chart.height - (8 + label_height + 6);
-  check_plot_area("render_svg (bar chart)", f);
+  check_plot_area(f);
   l.y_ticks = linear_ticks(l.y.lo, l.y.hi, tick_target(f.bottom - f.top, 45));
   return l;
 }

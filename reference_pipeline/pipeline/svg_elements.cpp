@@ -7,9 +7,14 @@
 
 #include <data/text.hpp>
 
+#include "pipeline/check.hpp"
+#include "pipeline/svg_axis.hpp"
+
 namespace ltt::pipeline::svg {
 
 using data::cat;
+using detail::invalid;
+using detail::show;
 
 // Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision
 // deficiencies. Yellow last: it has little contrast on white.
@@ -83,26 +88,24 @@ std::string nested_start(int width, int height, double x) {
              px(width), "\" height=\"", px(height), "\">\n");
 }
 
-void check_size(std::string_view where, int width, int height) {
+void check_size(int width, int height) {
   if (width < 1 || width > 100000)
-    throw std::invalid_argument(
-        cat(where, ": 'width' must be in 1 .. 100000 pixels, got ", std::to_string(width)));
+    invalid(checked_function, "width", show(width), "must be in 1 .. 100000 pixels");
   if (height < 1 || height > 100000)
-    throw std::invalid_argument(
-        cat(where, ": 'height' must be in 1 .. 100000 pixels, got ", std::to_string(height)));
+    invalid(checked_function, "height", show(height), "must be in 1 .. 100000 pixels");
 }
 
-void check_plot_area(std::string_view where, const Frame& f) {
-  if (f.right - f.left < 40)
-    throw std::invalid_argument(cat(where, ": 'width' leaves no room for the plot area"));
+void check_plot_area(const Frame& f) {
+  if (f.right - f.left < 40) invalid(checked_function, "width", "leaves no room for the plot area");
   if (f.bottom - f.top < 40)
-    throw std::invalid_argument(cat(where, ": 'height' leaves no room for the plot area"));
+    invalid(checked_function, "height", "leaves no room for the plot area");
 }
 
-void check_line(std::string_view where, const ReferenceLine& line, std::size_t i) {
+void check_line(const ReferenceLine& line, std::size_t i) {
   if (!(line.width >= 0) || !std::isfinite(line.width))
-    throw std::invalid_argument(
-        cat(where, ": lines[", std::to_string(i), "]: 'width' must be finite and >= 0"));
+    invalid(
+        checked_function, "lines",
+        cat("must have finite widths >= 0 (lines[", show(i), "].width = ", show(line.width), ")"));
 }
 
 std::string dash_attribute(bool dashed) { return dashed ? " stroke-dasharray=\"6 4\"" : ""; }

@@ -40,9 +40,9 @@ struct Frame {
 std::string document_start(int width, int height);
 std::string nested_start(int width, int height, double x);
 
-void check_size(std::string_view where, int width, int height);
-void check_plot_area(std::string_view where, const Frame& f);
-void check_line(std::string_view where, const ReferenceLine& line, std::size_t i);
+void check_size(int width, int height);
+void check_plot_area(const Frame& f);
+void check_line(const ReferenceLine& line, std::size_t i);
 
 std::string dash_attribute(bool dashed);
 std::string text_element(double x, double y, std::string_view anchor, std::string_view css_class,

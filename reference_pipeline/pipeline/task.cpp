@@ -1,5 +1,7 @@
 #include "pipeline/task.hpp"
 
+#include "pipeline/check.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -18,8 +20,9 @@ class Adapter final : public Environment {
   void observation(std::span<float> out) const override {
     const auto o = env_.observation();
     if (out.size() != o.size())
-      throw std::invalid_argument(
-          "Environment::observation: 'out' must hold observation_dim floats");
+      detail::invalid("Environment::observation", "out",
+                      data::cat("must hold observation_dim = ", detail::show(o.size()),
+                                " floats; it holds ", detail::show(out.size())));
     std::copy(o.begin(), o.end(), out.begin());
   }
   tasks::Step step(std::span<const double> action) override { return env_.step(action); }
@@ -92,8 +95,8 @@ std::string task_names() {
 const Task& task_named(std::string_view name) {
   for (const Task& t : registry())
     if (t.name == name) return t;
-  throw std::invalid_argument(
-      data::cat("task_named: 'task' = \"", name, "\" is not a built-in task (", task_names(), ")"));
+  detail::invalid("task_named", "task", data::cat("\"", name, "\""),
+                  data::cat("is not a built-in task (", task_names(), ")"));
 }
 
 }  // namespace ltt::pipeline

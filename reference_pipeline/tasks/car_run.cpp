@@ -6,6 +6,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "check.hpp"
+
 namespace ltt::tasks {
 namespace {
 
@@ -70,9 +72,10 @@ std::array<float, CarRun::observation_dim> CarRun::observation() const {
 }
 
 Step CarRun::step(std::span<const double> action) {
-  if (done()) throw std::logic_error("CarRun::step: the episode has ended");
+  if (done()) throw std::logic_error("ltt::tasks::CarRun::step: the episode has ended");
   if (action.size() != static_cast<std::size_t>(action_dim))
-    throw std::invalid_argument("CarRun::step: 'action' must have 2 components");
+    detail::invalid("CarRun::step", "action",
+                    data::cat("must have 2 components; it has ", detail::show(action.size())));
   const double steer = std::clamp(action[0], -1.0, 1.0),
                throttle = std::clamp(action[1], -1.0, 1.0);
   s_ = std::clamp(s_ + 2 * throttle * dt, 0.0, max_speed);
@@ -90,7 +93,8 @@ Step CarRun::step(std::span<const double> action) {
 }
 
 TaskPool generate_car_run(std::int64_t episodes, std::uint64_t seed) {
-  if (episodes < 1) throw std::invalid_argument("generate_car_run: 'episodes' must be >= 1");
+  if (episodes < 1)
+    detail::invalid("generate_car_run", "episodes", detail::show(episodes), "must be >= 1");
   std::mt19937_64 rng(seed);
   return log_episodes<CarRun>(episodes, rng,
                               [](std::mt19937_64& r) { return Controller{uniform(r, 0, 1)}; });

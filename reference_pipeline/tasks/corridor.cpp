@@ -8,61 +8,65 @@
 
 #include <curation/detail/random.hpp>
 
+#include "check.hpp"
 #include "episode_log.hpp"
 
 namespace ltt::tasks {
 namespace {
 
-void check(const CorridorSpec& s) {
+using detail::invalid;
+using detail::show;
+
+void check(std::string_view function, const CorridorSpec& s) {
   if (s.horizon < 1 || s.horizon > 300)
-    throw std::invalid_argument("corridor: 'horizon' must be in 1 .. 300, got " +
-                                std::to_string(s.horizon));
+    invalid(function, "horizon", show(s.horizon), "must be in 1 .. 300");
   if (!(s.expert_mass >= 0 && s.expert_mass < 1))
-    throw std::invalid_argument("corridor: 'expert_mass' must be in [0, 1), got " +
-                                std::to_string(s.expert_mass));
+    invalid(function, "expert_mass", show(s.expert_mass), "must be in [0, 1)");
   if (!(s.safe_probability > 0 && s.safe_probability < 1))
-    throw std::invalid_argument("corridor: 'safe_probability' must be in (0, 1), got " +
-                                std::to_string(s.safe_probability));
+    invalid(function, "safe_probability", show(s.safe_probability), "must be in (0, 1)");
 }
 
-void check_count(const char* name, std::int64_t n) {
-  if (n < 1)
-    throw std::invalid_argument(std::string("corridor: '") + name + "' must be >= 1, got " +
-                                std::to_string(n));
+void check_count(std::string_view function, std::string_view name, std::int64_t n) {
+  if (n < 1) invalid(function, name, show(n), "must be >= 1");
+}
+
+void check_weight_ratio(std::string_view function, double w) {
+  if (!(w > 0) || std::isinf(w))
+    invalid(function, "weight_ratio", show(w), "must be positive and finite");
 }
 
 struct Rows {
   std::vector<double> time, action;
 };
 
-Rows rows_of(const data::DsrlDataset& pool) {
+Rows rows_of(std::string_view function, const data::DsrlDataset& pool) {
   if (pool.observations.rank() != 2 || pool.observations.shape[1] != 1 ||
       pool.actions.rank() != 2 || pool.actions.shape[1] != 1)
-    throw std::invalid_argument(
-        "corridor: a corridor pool has 1-dimensional observations (t) and actions (0/1)");
+    invalid(function, "pool",
+            "must be a corridor pool: 1-dimensional observations (t) and actions (0/1)");
   Rows r{pool.observations.to_double(), pool.actions.to_double()};
   for (std::size_t i = 0; i < r.time.size(); ++i)
     if (!(r.time[i] >= 0 && r.time[i] < 300 && r.time[i] == std::floor(r.time[i])) ||
         !(r.action[i] == 0 || r.action[i] == 1))
-      throw std::invalid_argument("corridor: row " + std::to_string(i) +
-                                  " is not a corridor transition (observation a time index in "
-                                  "0 .. 299, action 0 or 1)");
+      invalid(function, "pool",
+              data::cat("must hold corridor transitions (observation a time index in 0 .. 299, "
+                        "action 0 or 1); row ",
+                        show(i), " is not one"));
   return r;
 }
 
 }  // namespace
 
 double corridor_marginal_safe_probability(const CorridorSpec& spec) {
-  check(spec);
+  check("corridor_marginal_safe_probability", spec);
   return spec.expert_mass + (1 - spec.expert_mass) * spec.safe_probability;
 }
 
 double corridor_cloned_safe_probability(double p, double w) {
   if (!(p > 0 && p < 1))
-    throw std::invalid_argument("corridor: 'marginal_safe_probability' must be in (0, 1), got " +
-                                std::to_string(p));
-  if (!(w > 0) || std::isinf(w))
-    throw std::invalid_argument("corridor: 'weight_ratio' must be positive and finite");
+    invalid("corridor_cloned_safe_probability", "marginal_safe_probability", show(p),
+            "must be in (0, 1)");
+  check_weight_ratio("corridor_cloned_safe_probability", w);
   return p * w / (p * w + (1 - p));
 }
 
@@ -72,8 +76,8 @@ double corridor_cloned_all_safe_probability(const CorridorSpec& spec, double w) 
 }
 
 double corridor_selection_safe_probability(const CorridorSpec& spec, std::int64_t n) {
-  check(spec);
-  check_count("trajectories", n);
+  check("corridor_selection_safe_probability", spec);
+  check_count("corridor_selection_safe_probability", "trajectories", n);
   const double q = spec.expert_mass;
   const double p0 =
       q + (1 - q) * std::exp(static_cast<double>(spec.horizon) * std::log(spec.safe_probability));
@@ -82,15 +86,15 @@ double corridor_selection_safe_probability(const CorridorSpec& spec, std::int64_
 }
 
 double corridor_selection_safe_lower_bound(const CorridorSpec& spec, std::int64_t n) {
-  check(spec);
-  check_count("trajectories", n);
+  check("corridor_selection_safe_lower_bound", spec);
+  check_count("corridor_selection_safe_lower_bound", "trajectories", n);
   return -std::expm1(static_cast<double>(n) * std::log1p(-spec.expert_mass));
 }
 
 TaskPool generate_corridor(const CorridorSpec& spec, std::int64_t trajectories,
                            std::uint64_t seed) {
-  check(spec);
-  check_count("trajectories", trajectories);
+  check("generate_corridor", spec);
+  check_count("generate_corridor", "trajectories", trajectories);
   std::mt19937_64 rng(seed);
   EpisodeLog log(1, 1);
   for (std::int64_t i = 0; i < trajectories; ++i) {
@@ -106,9 +110,8 @@ TaskPool generate_corridor(const CorridorSpec& spec, std::int64_t trajectories,
 }
 
 std::vector<double> corridor_ratio_weights(const data::DsrlDataset& pool, double w) {
-  if (!(w > 0) || std::isinf(w))
-    throw std::invalid_argument("corridor: 'weight_ratio' must be positive and finite");
-  const Rows r = rows_of(pool);
+  check_weight_ratio("corridor_ratio_weights", w);
+  const Rows r = rows_of("corridor_ratio_weights", pool);
   std::vector<double> weights(r.action.size());
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = r.action[i] == 0 ? w : 1.0;
   return weights;
@@ -130,9 +133,11 @@ std::vector<double> corridor_selection_weights(const data::DsrlDataset& pool) {
 }
 
 CorridorPolicy clone_corridor(const data::DsrlDataset& pool, std::span<const double> row_weights) {
-  const Rows r = rows_of(pool);
+  const Rows r = rows_of("clone_corridor", pool);
   if (row_weights.size() != r.action.size())
-    throw std::invalid_argument("corridor: one weight per row of the pool is needed");
+    invalid("clone_corridor", "row_weights",
+            data::cat("must hold one weight per row of the pool (", show(r.action.size()),
+                      "); it holds ", show(row_weights.size())));
   std::size_t horizon = 0;
   for (const double t : r.time) horizon = std::max(horizon, static_cast<std::size_t>(t) + 1);
   std::vector<double> safe(horizon, 0.0), total(horizon, 0.0);
@@ -156,7 +161,7 @@ double corridor_all_safe_probability(const CorridorPolicy& policy) {
 
 std::int64_t simulate_corridor_all_safe(const CorridorPolicy& policy, std::int64_t episodes,
                                         std::uint64_t seed) {
-  check_count("episodes", episodes);
+  check_count("simulate_corridor_all_safe", "episodes", episodes);
   std::mt19937_64 rng(seed);
   std::int64_t all_safe = 0;
   for (std::int64_t e = 0; e < episodes; ++e) {

@@ -1,25 +1,37 @@
 #include "episode_log.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
 
 #include <curation/detail/random.hpp>
 
+#include "check.hpp"
+
 namespace ltt::tasks {
 
 EpisodeLog::EpisodeLog(std::int64_t observation_dim, std::int64_t action_dim)
     : observation_dim_(observation_dim), action_dim_(action_dim) {
   if (observation_dim < 1 || action_dim < 1)
-    throw std::invalid_argument("EpisodeLog: observation and action dimensions must be >= 1");
+    detail::invalid("EpisodeLog::EpisodeLog",
+                    observation_dim < 1 ? "observation_dim" : "action_dim",
+                    detail::show(std::min(observation_dim, action_dim)), "must be >= 1");
 }
 
 void EpisodeLog::add(std::span<const float> observation, std::span<const float> action,
                      double reward, double cost, std::span<const float> next_observation,
                      bool terminal, bool timeout) {
-  if (std::ssize(observation) != observation_dim_ ||
-      std::ssize(next_observation) != observation_dim_ || std::ssize(action) != action_dim_)
-    throw std::invalid_argument("EpisodeLog::add: observation or action of the wrong size");
+  const auto check_size = [](std::string_view name, std::span<const float> v, std::int64_t dim,
+                             std::string_view dim_name) {
+    if (std::ssize(v) != dim)
+      detail::invalid("EpisodeLog::add", name,
+                      data::cat("must hold ", dim_name, " = ", detail::show(dim),
+                                " values; it holds ", detail::show(v.size())));
+  };
+  check_size("observation", observation, observation_dim_, "observation_dim");
+  check_size("next_observation", next_observation, observation_dim_, "observation_dim");
+  check_size("action", action, action_dim_, "action_dim");
   observations_.insert(observations_.end(), observation.begin(), observation.end());
   next_observations_.insert(next_observations_.end(), next_observation.begin(),
                             next_observation.end());
@@ -40,7 +52,8 @@ void EpisodeLog::add(std::span<const float> observation, std::span<const float> 
 
 data::DsrlDataset EpisodeLog::dataset() const {
   if (open_.length != 0)
-    throw std::logic_error("EpisodeLog::dataset: the last episode has no terminal or timeout");
+    throw std::logic_error(
+        "ltt::tasks::EpisodeLog::dataset: the last episode has no terminal or timeout");
   const std::int64_t n = transitions();
   data::DsrlDataset d;
   d.observations = data::make_array(observations_, {n, observation_dim_});

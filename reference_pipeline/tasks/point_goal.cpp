@@ -5,6 +5,9 @@
 #include <numbers>
 #include <random>
 #include <stdexcept>
+#include <string_view>
+
+#include "check.hpp"
 
 namespace ltt::tasks {
 namespace {
@@ -127,9 +130,10 @@ std::array<float, PointGoal::observation_dim> PointGoal::observation() const {
 }
 
 Step PointGoal::step(std::span<const double> action) {
-  if (done_) throw std::logic_error("PointGoal::step: the episode has ended");
+  if (done_) throw std::logic_error("ltt::tasks::PointGoal::step: the episode has ended");
   if (action.size() != static_cast<std::size_t>(action_dim))
-    throw std::invalid_argument("PointGoal::step: 'action' must have 2 components");
+    detail::invalid("PointGoal::step", "action",
+                    data::cat("must have 2 components; it has ", detail::show(action.size())));
   const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
   const Frame f = goal_frame(p_, goal_);
   const double ax = a_e * f.e.x + a_n * f.n.x, ay = a_e * f.e.y + a_n * f.n.y;
@@ -187,7 +191,8 @@ std::span<const PointGoalCalibration> point_goal_calibration() { return calibrat
 
 double point_goal_caution(double threshold) {
   if (!(threshold >= 0 && std::isfinite(threshold)))
-    throw std::invalid_argument("point_goal_caution: 'threshold' must be finite and >= 0");
+    detail::invalid("point_goal_caution", "threshold", detail::show(threshold),
+                    "must be finite and >= 0");
   // A threshold the least cautious member already meets in expectation binds nothing: the
   // checkpoint trained at it behaves unconstrained, as a DSRL agent at a loose threshold does.
   if (threshold >= calibration.front().mean_cost) return calibration.front().caution;
@@ -204,9 +209,11 @@ double point_goal_caution(double threshold) {
 
 TaskPool generate_point_goal_at_caution(std::int64_t episodes, std::uint64_t seed, double caution) {
   if (episodes < 1)
-    throw std::invalid_argument("generate_point_goal_at_caution: 'episodes' must be >= 1");
+    detail::invalid("generate_point_goal_at_caution", "episodes", detail::show(episodes),
+                    "must be >= 1");
   if (!(caution >= 0 && caution <= 1))
-    throw std::invalid_argument("generate_point_goal_at_caution: 'caution' must lie in [0, 1]");
+    detail::invalid("generate_point_goal_at_caution", "caution", detail::show(caution),
+                    "must lie in [0, 1]");
   std::mt19937_64 rng(seed);
   return log_episodes<PointGoal>(episodes, rng,
                                  [&](std::mt19937_64&) { return Controller{caution}; });
@@ -214,12 +221,15 @@ TaskPool generate_point_goal_at_caution(std::int64_t episodes, std::uint64_t see
 
 TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
                              const PointGoalThresholds& thresholds) {
-  if (episodes < 1) throw std::invalid_argument("generate_point_goal: 'episodes' must be >= 1");
+  constexpr std::string_view function = "generate_point_goal";
+  if (episodes < 1) detail::invalid(function, "episodes", detail::show(episodes), "must be >= 1");
   if (!(thresholds.low >= 0 && std::isfinite(thresholds.low)))
-    throw std::invalid_argument("generate_point_goal: 'thresholds.low' must be finite and >= 0");
+    detail::invalid(function, "thresholds.low", detail::show(thresholds.low),
+                    "must be finite and >= 0");
   if (!(thresholds.high >= thresholds.low && std::isfinite(thresholds.high)))
-    throw std::invalid_argument(
-        "generate_point_goal: 'thresholds.high' must be finite and >= thresholds.low");
+    detail::invalid(
+        function, "thresholds.high", detail::show(thresholds.high),
+        data::cat("must be finite and >= thresholds.low = ", detail::show(thresholds.low)));
   std::mt19937_64 rng(seed);
   return log_episodes<PointGoal>(episodes, rng, [&](std::mt19937_64& r) {
     return Controller{point_goal_caution(uniform(r, thresholds.low, thresholds.high))};
