@@ -98,6 +98,16 @@ inline BetaMixturePrior sequential_default_prior(double alpha) {
   return {{beta_with_mean(0.4 * alpha), beta_with_mean(0.08 * alpha)}, {0.5, 0.5}};
 }
 
+// The anytime p-value 1 / max(1, E) from log E, a running maximum of evidence (>= 0, less its
+// rounding bound; +infinity when H0 is impossible), rounded up; never below its exact value.
+inline double anytime_pvalue(long double log_evidence) {
+  if (log_evidence == HUGE_VALL) return 0.0;
+  if (log_evidence <= 0.0L) return 1.0;
+  // Below the double range the exact value is still positive: return the least one.
+  const double p = detail::round_up_pvalue(static_cast<double>(std::exp(-log_evidence)));
+  return std::max(p, std::numeric_limits<double>::denorm_min());
+}
+
 class SequentialCompositionPvalue {
  public:
   // H0: U >= null_boundary in a selection of N_sel; 1 <= null_boundary <= N_sel.
@@ -150,13 +160,7 @@ class SequentialCompositionPvalue {
   }
 
   // p_t = 1 / max(1, max_{s <= t} min_{u >= U*} PPR_s(u)), never below its exact value.
-  double pvalue() const {
-    if (impossible_) return 0.0;
-    if (log_max_ <= 0.0L) return 1.0;
-    // Below the double range the exact value is still positive: return the least one.
-    const double p = detail::round_up_pvalue(static_cast<double>(std::exp(-log_max_)));
-    return std::max(p, std::numeric_limits<double>::denorm_min());
-  }
+  double pvalue() const { return anytime_pvalue(log_evidence()); }
 
   // log of the running maximum of min_{u >= U*} PPR_s(u) (>= 0; +inf when H0 is impossible),
   // less the rounding bound: log(1/p) without the underflow of p.
