@@ -6,11 +6,13 @@
 #include <curation/calibrated_selection.hpp>
 #include <curation/calibration.hpp>
 #include <curation/fields.hpp>
+#include <curation/label_order.hpp>
 #include <curation/mean_cost_certificate.hpp>
 #include <curation/preference_pairs.hpp>
 #include <curation/reward_curation.hpp>
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
+#include <curation/sequential_options.hpp>
 #include <curation/sequential_selection.hpp>
 #include <curation/threshold_grid.hpp>
 #include <curation/trajectory_pool.hpp>

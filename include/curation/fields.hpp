@@ -118,6 +118,7 @@ void fields(const StoppedCertificate& s, Visit&& visit) {
   visit("labels_used", c.labels_used);
   visit("unsafe_labels", c.unsafe_labels);
   visit("stop", s.stop);
+  visit("order", label_order_name(c.order));
   visit("stopped", s.reason.has_value());
   visit("reason", s.reason ? std::optional(stopping_reason_name(*s.reason)) : std::nullopt);
   visit("label_cap", c.label_cap);

@@ -45,7 +45,8 @@
 // assumes a fixed sample size, which an optionally stopped sample does not have.
 
 #include <curation/detail/check.hpp>
-#include <curation/detail/random.hpp>
+#include <curation/label_order.hpp>
+#include <curation/sequential_options.hpp>
 #include <curation/threshold_grid.hpp>
 #include <ltt/bounds.hpp>
 #include <ltt/certification_rate.hpp>
@@ -53,6 +54,7 @@
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
 #include <ltt/sequential_pvalue.hpp>
+#include <ltt/stratified_sequential_pvalue.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -71,46 +73,6 @@
 
 namespace ltt::curation {
 
-enum class StoppingReason { label_cap, target_certified, early_refusal, stalled };
-
-inline constexpr StoppingReason stopping_reasons[] = {
-    StoppingReason::label_cap, StoppingReason::target_certified, StoppingReason::early_refusal,
-    StoppingReason::stalled};
-
-constexpr std::string_view stopping_reason_name(StoppingReason reason) {
-  switch (reason) {
-    case StoppingReason::label_cap:
-      return "label_cap";
-    case StoppingReason::target_certified:
-      return "target_certified";
-    case StoppingReason::early_refusal:
-      return "early_refusal";
-    case StoppingReason::stalled:
-      return "stalled";
-  }
-  return "unknown";
-}
-
-struct SequentialSelectionOptions {
-  double alpha = 0.25;
-  double delta = 0.1;
-  std::vector<double> quantiles{paper_grid_quantiles.begin(), paper_grid_quantiles.end()};
-  std::int64_t label_cap = 200;             // n_max, at most the pool size
-  std::optional<std::int64_t> target_step;  // stop once this grid step (0-based) is certified
-  bool early_refusal = true;
-  // Early refusal fires once the probability that H_1 is still rejected is at most this.
-  double refusal_rate = 0.05;
-  // stall:L: stop once the certified depth has not grown for this many labels and the
-  // closed-form forecast rate of the next step at the cap is below stall_rate.
-  std::optional<std::int64_t> stall_labels;
-  double stall_rate = 0.5;
-  // Of every p_j; unset: ltt::sequential_default_prior(alpha).
-  std::optional<ltt::BetaMixturePrior> prior;
-  // w: the share of delta spent on one exact composition test at the cap (see "Power" above);
-  // the anytime tests run at delta (1 - w). 0 <= w < 1; 0 is the anytime test alone.
-  double cap_test_share = 0.2;
-};
-
 // One grid step at the stop: everything needed to recompute p_j from the label order.
 struct SequentialStep {
   double quantile = 0.0;                        // q_j
@@ -127,6 +89,7 @@ struct SequentialStep {
 };
 
 struct SequentialCertificate {
+  LabelOrder order = LabelOrder::stratified;
   double alpha = 0.0;
   double delta = 0.0;
   std::int64_t pool_size = 0;
@@ -148,92 +111,29 @@ struct SequentialCertificate {
   std::int64_t selection_size = 0;             // its N_j (0 when refused)
 };
 
-// `--stop auto`: the stall rule with this many labels, plus early refusal.
-inline constexpr std::int64_t auto_stall_labels = 20;
-
-// The stopping rule named on the command line (`--stop RULE`) or in Python, set in `options`
-// (label_cap, the rates, the prior and the levels are left as they are):
-//   cap            only the label cap
-//   target:J       also stop once grid step J (0-based, as certified_step) is certified
-//   stall:L        also the stall rule with L labels
-//   early-refusal  also early refusal
-//   auto           stall:20 and early refusal (the default)
-inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& options) {
-  constexpr std::string_view fn = "ltt::curation::apply_stop_rule";
-  const auto count_after = [&](std::string_view prefix) -> std::optional<std::int64_t> {
-    if (!rule.starts_with(prefix)) return std::nullopt;
-    const std::string_view digits = rule.substr(prefix.size());
-    std::int64_t value = -1;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || value < 0)
-      detail::invalid(fn, "stop", std::string(rule),
-                      "must give a nonnegative integer after '" + std::string(prefix) + "'");
-    return value;
-  };
-  options.target_step.reset();
-  options.stall_labels.reset();
-  options.early_refusal = false;
-  if (rule == "cap") return;
-  if (rule == "early-refusal") {
-    options.early_refusal = true;
-  } else if (rule == "auto") {
-    options.early_refusal = true;
-    options.stall_labels = auto_stall_labels;
-  } else if (const auto J = count_after("target:")) {
-    options.target_step = *J;
-  } else if (const auto L = count_after("stall:")) {
-    options.stall_labels = *L;
-  } else {
-    detail::invalid(fn, "stop", std::string(rule),
-                    "must be cap, target:J, stall:L, early-refusal or auto");
-  }
-}
-
-// The first `count` positions of a uniform random permutation of {0, ..., pool_size - 1}, in
-// draw order (partial Fisher-Yates on the seeded std::mt19937_64 of draw_calibration). Every
-// prefix is a uniform draw without replacement.
-inline std::vector<std::int64_t> draw_label_order(std::int64_t pool_size, std::int64_t count,
-                                                  std::uint64_t seed) {
-  constexpr std::string_view fn = "ltt::curation::draw_label_order";
-  ltt::detail::require_count(fn, "pool_size", pool_size);
-  ltt::detail::require_count(fn, "count", count);
-  ltt::detail::require_at_most(fn, "count", count, "pool_size", pool_size);
-  std::mt19937_64 rng(seed);
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(pool_size));
-  for (std::int64_t i = 0; i < pool_size; ++i) perm[static_cast<std::size_t>(i)] = i;
-  for (std::int64_t i = 0; i < count; ++i) {
-    const std::int64_t j = i + detail::uniform_below(rng, pool_size - i);
-    std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
-  }
-  perm.resize(static_cast<std::size_t>(count));
-  return perm;
-}
-
 namespace detail::sequential {
 
-// Would H_1 be rejected if the next `more` labels all landed in S_1 and were safe: the
-// anytime test at delta (1 - w), or (w > 0, the cap reached) the exact test at delta w?
+// Would H_1 be rejected if the next labels in S_1 were `safe` safe ones and then `unsafe`
+// unsafe ones (safe first: the order that raises the running maximum most): the anytime test
+// at `level`, or (cap_level > 0: the run would reach the cap with them) the exact test at
+// cap_level?
 inline bool can_still_certify(ltt::SequentialCompositionPvalue p, const SequentialStep& s1,
-                              std::int64_t more, double alpha, double delta, double w) {
-  const double level = delta * (1.0 - w);
-  for (std::int64_t i = 0; i < more && p.pvalue() > level; ++i) p.update(false);
+                              std::int64_t safe, std::int64_t unsafe, double alpha, double level,
+                              double cap_level) {
+  for (std::int64_t i = 0; i < safe && p.pvalue() > level; ++i) p.update(false);
   if (p.pvalue() <= level) return true;
-  return w > 0.0 && ltt::composition_pvalue(s1.k, s1.m + more, s1.N, alpha) <= delta * w;
+  return cap_level > 0.0 &&
+         ltt::composition_pvalue(s1.k + unsafe, s1.m + safe + unsafe, s1.N, alpha) <= cap_level;
 }
 
-inline void check_options(std::string_view fn, std::int64_t N,
-                          const SequentialSelectionOptions& o) {
-  ltt::detail::require_open_unit(fn, "alpha", o.alpha);
-  ltt::detail::require_open_unit(fn, "delta", o.delta);
-  if (o.label_cap < 1 || o.label_cap > N)
-    detail::invalid(fn, "label_cap", detail::show(o.label_cap),
-                    "must lie in [1, pool size = " + detail::show(N) + "]");
-  if (!(o.cap_test_share >= 0.0 && o.cap_test_share < 1.0))
-    detail::invalid(fn, "cap_test_share", detail::show(o.cap_test_share), "must lie in [0, 1)");
-  detail::require_closed_unit(fn, "refusal_rate", o.refusal_rate);
-  detail::require_closed_unit(fn, "stall_rate", o.stall_rate);
-  if (o.stall_labels && *o.stall_labels < 1)
-    detail::invalid(fn, "stall_labels", detail::show(*o.stall_labels), "must be at least 1");
+// The fewest unsafe among `draws` uniform draws from `left` trajectories of which `bad` are
+// unsafe, except with probability at most `rate`: the largest x with Pr[X < x] <= rate.
+inline std::int64_t unsafe_lower_bound(std::int64_t left, std::int64_t bad, std::int64_t draws,
+                                       double rate) {
+  const std::int64_t least = std::max<std::int64_t>(0, draws - (left - bad));
+  std::int64_t x = least;
+  while (x < std::min(bad, draws) && ltt::hypergeometric_cdf(x, left, bad, draws) <= rate) ++x;
+  return x;
 }
 
 // How many of the `draws` labels left under the cap land in S_1 (s1_left of its trajectories
@@ -250,20 +150,34 @@ inline std::int64_t landing_bound(std::int64_t pool_left, std::int64_t s1_left, 
   return most;
 }
 
+// Each pool position's stratum: the first grid step whose selection holds it (D_k =
+// S_k \ S_{k-1}), or J (outside every selection).
+inline std::vector<std::int64_t> strata_of(std::span<const double> scores,
+                                           const ThresholdGrid& grid) {
+  std::vector<std::int64_t> out;
+  out.reserve(scores.size());
+  for (const double g : scores)
+    out.push_back(static_cast<std::int64_t>(
+        std::lower_bound(grid.lambda.begin(), grid.lambda.end(), g, std::greater<>()) -
+        grid.lambda.begin()));
+  return out;
+}
+
 }  // namespace detail::sequential
 
-// The walk as a state that takes one label at a time (the order is the caller's: a uniformly
-// random one, draw_label_order). add_label updates every p_j the label lands in and the
-// certified depth; stopping_reason says which rule, if any, fires after the labels so far;
-// certificate() is the certificate if the walk stopped now.
+// The walk as a state that takes one label at a time, in the seeded label order of
+// <curation/label_order.hpp>: next_position() says which pool position to label, add_label
+// takes its label and updates the p-values and the certified depth, stopping_reason says which
+// rule, if any, fires after the labels so far, and certificate() is the certificate if the
+// walk stopped now.
 class SequentialWalk {
  public:
-  SequentialWalk(std::span<const double> scores, SequentialSelectionOptions options)
+  SequentialWalk(std::span<const double> scores, SequentialSelectionOptions options,
+                 std::uint64_t seed)
       : options_(std::move(options)) {
     constexpr std::string_view fn = "ltt::curation::sequential_selection";
     detail::require_nonempty(fn, "scores", scores.size());
     detail::require_finite(fn, "scores", scores);
-    scores_.assign(scores.begin(), scores.end());
     const std::int64_t N = detail::ssize(scores.size());
     detail::sequential::check_options(fn, N, options_);
     grid_ = threshold_grid(scores, options_.quantiles);
@@ -272,24 +186,41 @@ class SequentialWalk {
       detail::invalid(fn, "target_step", detail::show(*options_.target_step),
                       "must be a grid step in [0, " + detail::show(J) + ")");
     open_certificate(N, J);
-    seen_.assign(static_cast<std::size_t>(N), false);
+    queue_.emplace(detail::sequential::strata_of(scores, grid_), J, options_.order, seed);
+    if (stratified()) {
+      std::vector<std::int64_t> sizes;
+      for (std::int64_t j = 0; j < J; ++j)
+        sizes.push_back(grid_.selection_size[static_cast<std::size_t>(j)] -
+                        (j == 0 ? 0 : grid_.selection_size[static_cast<std::size_t>(j - 1)]));
+      strata_.emplace(std::move(sizes), prior());
+      log_max_.assign(static_cast<std::size_t>(J), 0.0L);
+    }
   }
 
-  // The label of pool position `position` (not labeled before); `t` names it in errors.
+  // The pool position to label next; none when no position is left to ask for.
+  std::optional<std::int64_t> next_position() const { return queue_->next(depth_); }
+
+  // The next `count` positions to label if the certified depth stays what it is now (all of
+  // them in the uniform order; in the stratified one until a step is certified).
+  std::vector<std::int64_t> planned(std::int64_t count) const {
+    return queue_->planned(depth_, count);
+  }
+
+  // The label of `position`, which must be next_position().
   void add_label(std::int64_t position, bool unsafe) {
     constexpr std::string_view fn = "ltt::curation::sequential_selection";
-    const std::int64_t N = c_.pool_size;
-    const auto t = static_cast<std::size_t>(c_.labels_used);
-    if (position < 0 || position >= N)
-      detail::invalid(fn, detail::at("order", t), detail::show(position),
-                      "must be a pool position in [0, " + detail::show(N) + ")");
-    if (seen_[static_cast<std::size_t>(position)])
-      detail::invalid(fn, detail::at("order", t), detail::show(position),
-                      "repeats a pool position (labels are drawn without replacement)");
-    seen_[static_cast<std::size_t>(position)] = true;
+    const std::optional<std::int64_t> next = next_position();
+    if (!next)
+      detail::invalid(fn, "position", detail::show(position),
+                      "cannot be labeled: no position is left to label");
+    if (position != *next)
+      detail::invalid(fn, "position", detail::show(position),
+                      "must be the next position of the label order, " + detail::show(*next) +
+                          " (the order is fixed before labeling for the guarantee)");
+    queue_->take(position);
     c_.labels_used += 1;
     c_.unsafe_labels += unsafe;
-    update_pvalues(scores_[static_cast<std::size_t>(position)], unsafe);
+    update_pvalues(queue_->stratum_of(position), unsafe);
     advance_walk();
   }
 
@@ -303,6 +234,8 @@ class SequentialWalk {
     if (options_.early_refusal && depth_ == 0 && refusal_is_clear())
       return StoppingReason::early_refusal;
     if (options_.stall_labels && stalled()) return StoppingReason::stalled;
+    if (stratified() && (depth_ == c_.grid_size || !next_position()))
+      return StoppingReason::decided;
     return std::nullopt;
   }
 
@@ -324,24 +257,57 @@ class SequentialWalk {
   const SequentialSelectionOptions& options() const { return options_; }
   std::int64_t labels_used() const { return c_.labels_used; }
   std::int64_t pool_size() const { return c_.pool_size; }
-  bool labeled(std::int64_t position) const { return seen_[static_cast<std::size_t>(position)]; }
+  // The seeded permutation the label order reads (`ltt draw --sequential` prints it).
+  std::span<const std::int64_t> permutation() const { return queue_->permutation(); }
 
  private:
-  // Nothing certified, and even if the labels left that land in S_1 (at most landing_bound of
-  // them, except with probability refusal_rate) were all safe, H_1 would not be rejected.
+  bool stratified() const { return options_.order == LabelOrder::stratified; }
+  ltt::BetaMixturePrior prior() const {
+    return options_.prior ? *options_.prior : ltt::sequential_default_prior(options_.alpha);
+  }
+
+  // Nothing certified, and H_1 would not be rejected even by a lucky rest of the labels under
+  // the cap, safe ones first. Uniform order: as many land in S_1 as do except with
+  // probability refusal_rate (landing_bound), all safe. Stratified: every one goes to S_1 (up
+  // to its unlabeled size), as few of them unsafe as there are except with probability
+  // refusal_rate if S_1 holds the optimistic U_1 of the stall rule; the cap test counts only
+  // if they reach the cap. Either way H_1 is still rejected with probability at most
+  // refusal_rate (at that U_1).
   bool refusal_is_clear() const {
     const SequentialStep& s0 = c_.steps[0];
-    const std::int64_t more = detail::sequential::landing_bound(
-        c_.pool_size - c_.labels_used, s0.N - s0.m, options_.label_cap - c_.labels_used,
-        options_.refusal_rate);
-    return !detail::sequential::can_still_certify(p_[0], s0, more, options_.alpha, options_.delta,
-                                                  options_.cap_test_share);
+    const std::int64_t left = options_.label_cap - c_.labels_used;
+    const double w = options_.cap_test_share;
+    std::int64_t safe = 0, unsafe = 0;
+    if (stratified()) {
+      const std::int64_t draws = std::min(left, s0.N - s0.m);
+      const std::int64_t bad =
+          std::clamp(optimistic_unsafe(s0) - s0.k, std::int64_t{0}, s0.N - s0.m);
+      unsafe =
+          detail::sequential::unsafe_lower_bound(s0.N - s0.m, bad, draws, options_.refusal_rate);
+      safe = draws - unsafe;
+    } else {
+      safe = detail::sequential::landing_bound(c_.pool_size - c_.labels_used, s0.N - s0.m, left,
+                                               options_.refusal_rate);
+    }
+    const bool reaches_cap = !stratified() || s0.m + safe + unsafe == options_.label_cap;
+    const double cap_level = reaches_cap ? options_.delta * w : 0.0;
+    return !detail::sequential::can_still_certify(p_[0], s0, safe, unsafe, options_.alpha,
+                                                  options_.delta * (1.0 - w), cap_level);
+  }
+
+  // An optimistic unsafe count of S_j: N_j times the 90% Clopper-Pearson lower bound of
+  // k_j / m_j (0 before any label lands there).
+  static std::int64_t optimistic_unsafe(const SequentialStep& step) {
+    if (step.m == 0) return 0;
+    return static_cast<std::int64_t>(
+        std::floor(static_cast<double>(step.N) * ltt::clopper_pearson_lower(step.k, step.m, 0.1)));
   }
 
   // The depth has not grown for stall_labels labels and the next step's closed-form forecast
-  // (ltt::certification_rate of the fixed-n test at the cap, at an optimistic U_d: N_d times
-  // the 90% Clopper-Pearson lower bound of k_d / m_d) is below stall_rate; or every step is
-  // certified.
+  // (ltt::certification_rate of the fixed-n test at an optimistic U_d: N_d times the 90%
+  // Clopper-Pearson lower bound of k_d / m_d) is below stall_rate; or every step is certified.
+  // The forecast's sample: the cap's labels from the pool (uniform order), or the labels S_d
+  // holds plus every label left (stratified: they all go there).
   bool stalled() const {
     if (depth_ == c_.grid_size) return true;
     const std::int64_t grown_at =
@@ -349,13 +315,19 @@ class SequentialWalk {
     if (c_.labels_used - grown_at < *options_.stall_labels) return false;
     const SequentialStep& next = c_.steps[static_cast<std::size_t>(depth_)];
     if (next.m == 0) return false;
-    const auto U = static_cast<std::int64_t>(
-        std::floor(static_cast<double>(next.N) * ltt::clopper_pearson_lower(next.k, next.m, 0.1)));
-    return ltt::certification_rate(c_.pool_size, next.N, U, options_.label_cap, options_.alpha,
-                                   options_.delta) < options_.stall_rate;
+    const std::int64_t U = optimistic_unsafe(next);
+    const double forecast =
+        stratified()
+            ? ltt::certification_rate(
+                  next.N, next.N, U, std::min(next.N, next.m + options_.label_cap - c_.labels_used),
+                  options_.alpha, options_.delta)
+            : ltt::certification_rate(c_.pool_size, next.N, U, options_.label_cap, options_.alpha,
+                                      options_.delta);
+    return forecast < options_.stall_rate;
   }
 
   void open_certificate(std::int64_t N, std::int64_t J) {
+    c_.order = options_.order;
     c_.alpha = options_.alpha;
     c_.delta = options_.delta;
     c_.pool_size = N;
@@ -363,7 +335,6 @@ class SequentialWalk {
     c_.target_step = options_.target_step;
     c_.grid_size = J;
     c_.merged_quantiles = grid_.merged_quantiles;
-    p_.reserve(static_cast<std::size_t>(J));
     for (std::int64_t j = 0; j < J; ++j) {
       const auto s = static_cast<std::size_t>(j);
       SequentialStep step;
@@ -372,35 +343,41 @@ class SequentialWalk {
       step.N = grid_.selection_size[s];
       step.null_boundary = ltt::null_boundary(step.N, options_.alpha);
       c_.steps.push_back(step);
-      p_.emplace_back(
-          step.N, step.null_boundary,
-          options_.prior ? *options_.prior : ltt::sequential_default_prior(options_.alpha));
+      // the stratified order tests H_1 alone with the one-selection p-value
+      if (j == 0 || !stratified()) p_.emplace_back(step.N, step.null_boundary, prior());
     }
   }
 
-  // S(lambda_j) holds a trajectory of score g for every j from the first lambda_j <= g on.
-  void update_pvalues(double g, bool unsafe) {
+  // A label from stratum `first` lands in S(lambda_j) for every j >= first. Uniform order:
+  // every p_j it lands in moves. Stratified: the strata's evidence and H_1's p-value move; the
+  // deeper H_j are evaluated by advance_walk while they are the first uncertified.
+  void update_pvalues(std::int64_t first, bool unsafe) {
     const std::int64_t J = c_.grid_size;
-    const auto first = static_cast<std::int64_t>(
-        std::lower_bound(grid_.lambda.begin(), grid_.lambda.end(), g, std::greater<>()) -
-        grid_.lambda.begin());
+    if (stratified()) strata_->update(static_cast<std::size_t>(first), unsafe);
     for (std::int64_t j = first; j < J; ++j) {
       auto& step = c_.steps[static_cast<std::size_t>(j)];
-      p_[static_cast<std::size_t>(j)].update(unsafe);
       step.m += 1;
       step.k += unsafe;
+      if (j >= static_cast<std::int64_t>(p_.size())) continue;
+      p_[static_cast<std::size_t>(j)].update(unsafe);
       step.p_anytime = p_[static_cast<std::size_t>(j)].pvalue();
       step.p = combined_pvalue(step);
     }
-    if (c_.labels_used == options_.label_cap && options_.cap_test_share > 0.0)
-      for (SequentialStep& step : c_.steps) {
+    // The exact test at the cap: a fixed-size uniform sample of S_j in the uniform order; in
+    // the stratified one, of S_1 only while nothing is certified (every label went there).
+    if (c_.labels_used == options_.label_cap && options_.cap_test_share > 0.0) {
+      const std::size_t tested = stratified() ? (depth_ == 0 ? 1 : 0) : c_.steps.size();
+      for (std::size_t j = 0; j < tested; ++j) {
+        SequentialStep& step = c_.steps[j];
         step.p_cap = ltt::composition_pvalue(step.k, step.m, step.N, options_.alpha);
         step.p = combined_pvalue(step);
       }
+    }
   }
 
   // min(1, p_anytime / (1 - w), p_cap / w), each quotient rounded up: p_j <= delta iff one of
-  // the two tests rejects at its share of delta.
+  // the two tests rejects at its share of delta. The stratified order's deeper steps have no
+  // cap test and spend all of delta on the anytime one.
   double combined_pvalue(const SequentialStep& step) const {
     const double w = options_.cap_test_share;
     double p = w == 0.0 ? step.p_anytime : ltt::detail::round_up_pvalue(step.p_anytime / (1.0 - w));
@@ -408,50 +385,52 @@ class SequentialWalk {
     return std::min(1.0, p);
   }
 
-  // The strict fixed sequence on the current p_j, kept incrementally: p_j only decrease.
+  // The strict fixed sequence on the current p_j, kept incrementally: p_j only decrease. In
+  // the stratified order H_j (j >= 2) is evaluated here, across strata D_0..D_j, while it is
+  // the first uncertified step; its p-value is the running maximum over those evaluations.
   void advance_walk() {
     const std::int64_t J = c_.grid_size;
-    while (depth_ < J && c_.steps[static_cast<std::size_t>(depth_)].p <= options_.delta) {
-      c_.steps[static_cast<std::size_t>(depth_)].rejected = true;
-      c_.steps[static_cast<std::size_t>(depth_)].certified_after = c_.labels_used;
+    while (depth_ < J) {
+      const auto d = static_cast<std::size_t>(depth_);
+      SequentialStep& step = c_.steps[d];
+      if (stratified() && depth_ > 0) {
+        log_max_[d] = std::max(log_max_[d], strata_->log_evidence(d + 1, step.null_boundary));
+        step.p_anytime = ltt::anytime_pvalue(log_max_[d]);
+        step.p = step.p_anytime;
+      }
+      if (step.p > options_.delta) break;
+      step.rejected = true;
+      step.certified_after = c_.labels_used;
       ++depth_;
     }
     c_.depth_trace.push_back(depth_);
   }
 
   SequentialSelectionOptions options_;
-  std::vector<double> scores_;
   ThresholdGrid grid_;
   SequentialCertificate c_;
-  std::vector<ltt::SequentialCompositionPvalue> p_;
-  std::vector<bool> seen_;
-  std::int64_t depth_ = 0;  // certified steps: H_0 .. H_{depth-1} rejected
+  std::optional<LabelQueue> queue_;
+  std::vector<ltt::SequentialCompositionPvalue> p_;  // every H_j (uniform), H_1 (stratified)
+  std::optional<ltt::StratifiedCompositionEvidence> strata_;  // stratified
+  std::vector<long double> log_max_;  // stratified: running maximum of H_j's log evidence
+  std::int64_t depth_ = 0;            // certified steps: H_0 .. H_{depth-1} rejected
 };
 
-// The walk on finite scores, asking unsafe_of(position) for the label of each position of
-// `order` in turn (a uniformly random order: draw_label_order) until a stopping rule fires.
+// The walk on finite scores with the label order of `seed`, asking unsafe_of(position) for
+// the label of each position it needs until a stopping rule fires.
 template <class UnsafeOf>
 requires std::invocable<UnsafeOf&, std::int64_t> SequentialCertificate
-sequential_selection(std::span<const double> scores, std::span<const std::int64_t> order,
-                     UnsafeOf&& unsafe_of, const SequentialSelectionOptions& options = {}) {
-  constexpr std::string_view fn = "ltt::curation::sequential_selection";
-  SequentialWalk walk(scores, options);
-  if (detail::ssize(order.size()) < options.label_cap)
-    detail::invalid(fn, "order.size()", detail::show(detail::ssize(order.size())),
-                    "must be at least label_cap = " + detail::show(options.label_cap));
-  for (std::size_t t = 0;; ++t) {
-    const std::int64_t position = order[t];
-    if (position >= 0 && position < walk.pool_size() && !walk.labeled(position)) {
-      walk.add_label(position, static_cast<bool>(unsafe_of(position)));
-    } else {
-      walk.add_label(position, false);  // throws, naming order[t]
-    }
+sequential_selection(std::span<const double> scores, std::uint64_t seed, UnsafeOf&& unsafe_of,
+                     const SequentialSelectionOptions& options = {}) {
+  SequentialWalk walk(scores, options, seed);
+  for (;;) {
+    const std::int64_t position = *walk.next_position();
+    walk.add_label(position, static_cast<bool>(unsafe_of(position)));
     if (const auto reason = walk.stopping_reason()) return walk.certificate(*reason);
   }
 }
 
-// Simulation and validation on a pool whose labels are all known: the order from
-// draw_label_order(N, label_cap, seed), the labels from pool_unsafe.
+// Simulation and validation on a pool whose labels are all known (pool_unsafe).
 inline SequentialCertificate sequential_selection(std::span<const double> scores,
                                                   std::span<const std::uint8_t> pool_unsafe,
                                                   std::uint64_t seed,
@@ -462,13 +441,8 @@ inline SequentialCertificate sequential_selection(std::span<const double> scores
     if (pool_unsafe[i] > 1)
       detail::invalid(fn, detail::at("pool_unsafe", i), detail::show(std::int64_t{pool_unsafe[i]}),
                       "must be 0 or 1");
-  const std::int64_t N = detail::ssize(scores.size());
-  if (options.label_cap < 1 || options.label_cap > N)
-    detail::invalid(fn, "label_cap", detail::show(options.label_cap),
-                    "must lie in [1, pool size = " + detail::show(N) + "]");
-  const std::vector<std::int64_t> order = draw_label_order(N, options.label_cap, seed);
   return sequential_selection(
-      scores, order,
+      scores, seed,
       [&](std::int64_t position) { return pool_unsafe[static_cast<std::size_t>(position)] != 0; },
       options);
 }

@@ -54,6 +54,7 @@ struct SequentialValidation {
   std::int64_t pool_size = 0;
   std::int64_t pool_unsafe = 0;
   std::int64_t label_cap = 0;  // options.calibration_size
+  LabelOrder order = LabelOrder::stratified;
   std::int64_t draws = 0;
   std::uint64_t seed = 0;
   double alpha = 0.0, delta = 0.0, confidence = 0.0;
@@ -116,6 +117,7 @@ inline SequentialValidation validate_sequential(std::span<const double> scores,
   SequentialValidation v;
   v.pool_size = N;
   v.label_cap = options.calibration_size;
+  v.order = walk.order;
   v.draws = options.draws;
   v.seed = options.seed;
   v.alpha = options.alpha;

@@ -8,3 +8,4 @@
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
 #include <ltt/sequential_pvalue.hpp>
+#include <ltt/stratified_sequential_pvalue.hpp>

@@ -22,7 +22,8 @@
 // [x_k, N_k - t_k + x_k]; exact integer arithmetic), where PPR_k <= 1. If sum_k u^_k >= U* the
 // minimum has every PPR_k <= 1: no evidence (E_t <= 1). Otherwise the u_k are raised one unit
 // at a time where log L_k falls least, the decrements
-//     D_k(u) = log L_k(u) - log L_k(u + 1) = log[(u + 1 - x_k)(N_k - u)] - log[(u + 1)(N_k - u - t_k + x_k)]
+//     D_k(u) = log L_k(u) - log L_k(u + 1) = log[(u + 1 - x_k)(N_k - u)] - log[(u + 1)(N_k - u -
+//     t_k + x_k)]
 // growing with u, until the sum is U*. A stratum without labels has L_k = 1 (every D_k = 0)
 // and takes what it can for free; if even u_k = N_k - t_k + x_k everywhere stays below U*, no
 // allocation fits the labels: H0 is impossible (E_t = infinity). Cost O(sum_k t_k + s U*).
@@ -99,11 +100,11 @@ class StratifiedCompositionEvidence {
   long double log_evidence(std::size_t strata, std::int64_t null_boundary) const {
     constexpr std::string_view fn = "ltt::StratifiedCompositionEvidence::log_evidence";
     if (strata < 1 || strata > strata_.size())
-      detail::invalid(fn, "strata", detail::show(static_cast<std::int64_t>(strata)),
-                      "must lie in [1, " + detail::show(static_cast<std::int64_t>(strata_.size())) +
-                          "]");
-    if (null_boundary < 1) detail::invalid(fn, "null_boundary", detail::show(null_boundary),
-                                           "must be at least 1");
+      detail::invalid(
+          fn, "strata", detail::show(static_cast<std::int64_t>(strata)),
+          "must lie in [1, " + detail::show(static_cast<std::int64_t>(strata_.size())) + "]");
+    if (null_boundary < 1)
+      detail::invalid(fn, "null_boundary", detail::show(null_boundary), "must be at least 1");
     std::vector<std::int64_t> u(strata);
     std::int64_t total = 0, most = 0;
     for (std::size_t k = 0; k < strata; ++k) {
@@ -168,8 +169,7 @@ class StratifiedCompositionEvidence {
     std::int64_t seen = 0, bad = 0;
     for (const bool unsafe : s.sequence) {
       const std::int64_t count = unsafe ? u - bad : s.N - u - (seen - bad);
-      add(log_value, error,
-          static_cast<long double>(count) / static_cast<long double>(s.N - seen));
+      add(log_value, error, static_cast<long double>(count) / static_cast<long double>(s.N - seen));
       ++seen;
       bad += unsafe;
     }
@@ -200,13 +200,13 @@ class StratifiedCompositionEvidence {
     const auto refresh = [&](std::size_t k) {
       const Stratum& s = strata_[k];
       next_error[k] = 0.0L;
-      next[k] = s.t > 0 && u[k] + 1 <= s.N - (s.t - s.x) ? decrement(s, u[k], next_error[k])
-                                                          : HUGE_VALL;
+      next[k] =
+          s.t > 0 && u[k] + 1 <= s.N - (s.t - s.x) ? decrement(s, u[k], next_error[k]) : HUGE_VALL;
     };
     for (std::size_t k = 0; k < strata; ++k) refresh(k);
     for (; need > 0; --need) {
-      const auto k = static_cast<std::size_t>(std::min_element(next.begin(), next.end()) -
-                                              next.begin());
+      const auto k =
+          static_cast<std::size_t>(std::min_element(next.begin(), next.end()) - next.begin());
       log_value += next[k];
       error += next_error[k];
       u[k] += 1;

@@ -1,7 +1,8 @@
 // ltt.SequentialCertifier: the sequential walk of <curation/sequential_selection.hpp> for a
-// person labeling one trajectory at a time (docs/sequential.md). The label order is the
-// seeded draw_label_order of the pool, the one `ltt draw --sequential --seed S` prints; the
-// certifier asks for the next position, takes its label, and says when a stop rule fires.
+// person labeling one trajectory at a time (docs/sequential.md). The label order reads the
+// seeded permutation of the pool that `ltt draw --sequential --seed S` prints, in the
+// stratified or uniform order (<curation/label_order.hpp>); the certifier asks for the next
+// position, takes its label, and says when a stop rule fires.
 // The certificate is a Record with the fields of curation::StoppedCertificate
 // (<curation/fields.hpp>), the object `ltt certify --sequential --json` opens with.
 
@@ -28,7 +29,7 @@ class SequentialCertifier {
  public:
   SequentialCertifier(py::handle scores, double alpha, double delta, std::int64_t label_cap,
                       std::uint64_t seed, const std::string& stop, const py::object& grid,
-                      double cap_test_share)
+                      double cap_test_share, const std::string& order)
       : stop_(stop) {
     constexpr std::string_view fn = "SequentialCertifier";
     const std::vector<double> s = real_vector(scores, fn, "scores");
@@ -38,15 +39,21 @@ class SequentialCertifier {
     o.label_cap = label_cap;
     o.cap_test_share = cap_test_share;
     if (!grid.is_none()) o.quantiles = real_vector(grid, fn, "grid");
+    o.order = cur::parse_label_order(order);
     cur::apply_stop_rule(stop, o);
-    walk_.emplace(s, o);
-    order_ = cur::draw_label_order(walk_->pool_size(), label_cap, seed);
+    walk_.emplace(s, o, seed);
   }
 
   // The pool position to label next; None once a stop rule has fired.
   py::object next_id() const {
     if (should_stop()) return py::none();
-    return py::int_(order_[static_cast<std::size_t>(walk_->labels_used())]);
+    return py::int_(*walk_->next_position());
+  }
+
+  // The next `count` positions if the certified depth stays; empty once stopped.
+  py::object planned(std::int64_t count) const {
+    if (should_stop()) return to_numpy(std::vector<std::int64_t>{});
+    return to_numpy(walk_->planned(count));
   }
 
   void add_label(std::int64_t id, bool unsafe) {
@@ -54,7 +61,7 @@ class SequentialCertifier {
       throw std::invalid_argument("SequentialCertifier.add_label: the walk has stopped (" +
                                   std::string(cur::stopping_reason_name(*reason())) +
                                   "); no more labels are needed");
-    const std::int64_t next = order_[static_cast<std::size_t>(walk_->labels_used())];
+    const std::int64_t next = *walk_->next_position();
     if (id != next)
       throw std::invalid_argument("SequentialCertifier.add_label: id = " + std::to_string(id) +
                                   " is not the next in the label order (" + std::to_string(next) +
@@ -77,12 +84,15 @@ class SequentialCertifier {
   }
 
   std::int64_t labels_used() const { return walk_->labels_used(); }
-  py::object order() const { return to_numpy(order_); }
+  // The seeded permutation of the pool the label order reads (`ltt draw --sequential`).
+  py::object permutation() const {
+    const auto p = walk_->permutation();
+    return to_numpy(std::vector<std::int64_t>(p.begin(), p.end()));
+  }
 
  private:
   std::string stop_;
   std::optional<cur::SequentialWalk> walk_;
-  std::vector<std::int64_t> order_;
 };
 
 }  // namespace
@@ -91,20 +101,24 @@ void bind_sequential(py::module_& m) {
   py::class_<SequentialCertifier>(
       m, "SequentialCertifier",
       "Label on demand: the sequential walk over a pool's scores (docs/sequential.md).\n\n"
-      "next_id() is the pool position to label next (None once stopped); add_label(id, unsafe)\n"
-      "records its label; should_stop() says whether a stop rule fired; certificate is the\n"
-      "certificate now, valid at whatever point the labeling stops.")
+      "next_id() is the pool position to label next (None once stopped); planned(k) the next k\n"
+      "if the certified depth stays; add_label(id, unsafe) records its label; should_stop()\n"
+      "says whether a stop rule fired; certificate is the certificate now, valid at whatever\n"
+      "point the labeling stops. order: 'stratified' (labels from the first uncertified\n"
+      "selection) or 'uniform' (the seeded permutation from the top).")
       .def(py::init<py::handle, double, double, std::int64_t, std::uint64_t, const std::string&,
-                    const py::object&, double>(),
+                    const py::object&, double, const std::string&>(),
            py::arg("scores"), py::kw_only(), py::arg("alpha") = 0.25, py::arg("delta") = 0.1,
            py::arg("label_cap") = 200, py::arg("seed") = 0, py::arg("stop") = "auto",
-           py::arg("grid") = py::none(), py::arg("cap_test_share") = 0.2)
+           py::arg("grid") = py::none(), py::arg("cap_test_share") = 0.2,
+           py::arg("order") = "stratified")
       .def("next_id", &SequentialCertifier::next_id)
+      .def("planned", &SequentialCertifier::planned, py::arg("count"))
       .def("add_label", &SequentialCertifier::add_label, py::arg("id"), py::arg("unsafe"))
       .def("should_stop", &SequentialCertifier::should_stop)
       .def_property_readonly("certificate", &SequentialCertifier::certificate)
       .def_property_readonly("labels_used", &SequentialCertifier::labels_used)
-      .def_property_readonly("order", &SequentialCertifier::order);
+      .def_property_readonly("permutation", &SequentialCertifier::permutation);
 }
 
 }  // namespace ltt::python

@@ -36,25 +36,34 @@ def test_a_clean_pool_certifies_before_the_cap_and_stops():
     assert cert.steps[0].rejected and cert.steps[0].certified_after == c.labels_used
     assert list(cert.depth_trace) == sorted(cert.depth_trace)
     with pytest.raises(ValueError, match="has stopped"):
-        c.add_label(int(c.order[c.labels_used]), False)
+        c.add_label(0, False)
 
 
-def test_order_is_the_seeded_label_order_and_labels_must_follow_it():
+def test_the_label_order_reads_the_seeded_permutation_and_labels_must_follow_it():
     scores, unsafe = graded_pool(300, 0.1, 0.3)
-    c = ltt.SequentialCertifier(scores, seed=11, label_cap=50, stop="cap")
-    assert c.order.dtype == np.int64 and len(c.order) == 50 and len(set(c.order)) == 50
-    np.testing.assert_array_equal(c.order, ltt.SequentialCertifier(scores, seed=11, label_cap=50).order)
+    c = ltt.SequentialCertifier(scores, seed=11, label_cap=50, stop="cap", order="uniform")
+    perm = c.permutation
+    assert perm.dtype == np.int64 and sorted(perm) == list(range(300))
+    np.testing.assert_array_equal(perm, ltt.SequentialCertifier(scores, seed=11).permutation)
     first = c.next_id()
-    assert first == c.order[0]
-    wrong = int(c.order[1])
+    assert first == perm[0]  # uniform: the permutation from the top
+    np.testing.assert_array_equal(c.planned(5), perm[:5])
     with pytest.raises(ValueError, match="not the next in the label order"):
-        c.add_label(wrong, False)
+        c.add_label(int(perm[1]), False)
     c.add_label(first, bool(unsafe[first]))
     assert c.labels_used == 1 and not c.should_stop()
     assert c.certificate.reason is None and not c.certificate.stopped
-    c = run(scores, unsafe, seed=11, label_cap=50, stop="cap")
+    assert c.certificate.order == "uniform"
+    c = run(scores, unsafe, seed=11, label_cap=50, stop="cap", order="uniform")
     assert c.labels_used == 50 and c.certificate.reason == "label_cap"
     assert all(s.p_cap is not None for s in c.certificate.steps)  # the exact test at the cap
+    # stratified (the default): the permutation's members of S_1, the top 46, first
+    s = ltt.SequentialCertifier(scores, seed=11, label_cap=50, stop="cap")
+    top = [int(i) for i in perm if scores[i] > 300 - 46]
+    np.testing.assert_array_equal(s.planned(10), top[:10])
+    assert s.next_id() == top[0] and s.certificate.order == "stratified"
+    with pytest.raises(ValueError, match="order"):
+        ltt.SequentialCertifier(scores, order="sorted")
 
 
 def test_a_bad_pool_is_refused_early_and_bad_arguments_are_value_errors():

@@ -48,8 +48,7 @@ inline constexpr Flag certify_flags[] = {
     {"seed", FlagKind::count, "seed of --draw and of --gate resample", "0"},
     {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
     {"delta", FlagKind::open_unit, "risk level", "0.1"},
-    {"grid", FlagKind::text, "score quantiles of the thresholds, decreasing",
-     "0.85,0.8,0.75,0.7,0.65,0.6,0.55,0.5,0.45,0.4,0.35,0.3"},
+    {"grid", FlagKind::text, "score quantiles of the thresholds, decreasing", paper_grid_text},
     {"min-selection", FlagKind::count, "fewest trajectories the uncertified fallback keeps", "50"},
     {"drop-unsafe-calibration", FlagKind::boolean,
      "leave calibration trajectories labeled unsafe out of the selection"},
@@ -75,6 +74,10 @@ inline constexpr Flag certify_flags[] = {
     {"stop", FlagKind::text,
      "--sequential: stopping rule, cap, target:J, stall:L, early-refusal or auto", "auto"},
     {"n", FlagKind::count, "--sequential: the label cap", "200"},
+    label_order_flag,
+    {"record", FlagKind::text,
+     "--sequential: write every label (--labels' and typed ones) here as id,unsafe, to pass "
+     "as --labels next time"},
     {"interactive", FlagKind::boolean,
      "--sequential: ask for each next label on standard error, read 0 or 1 per line from "
      "standard input (after --labels, if given)"},
@@ -98,6 +101,7 @@ struct Inputs {
   double kappa = 2.0;
   bool override_gate = false;
   std::optional<std::string> certificate_file, selection_file, transition_mask_file;
+  std::optional<std::string> record_file;  // --sequential: every label, --labels' and typed
   SelectionFormat selection_format = SelectionFormat::ids;
 };
 
@@ -175,7 +179,8 @@ inline void check_outputs(Inputs& in, const NamedPaths& inputs, NamedPaths outpu
   const std::pair<std::string_view, const std::optional<std::string>*> named[] = {
       {"selection", &in.selection_file},
       {"transition-mask", &in.transition_mask_file},
-      {"certificate", &in.certificate_file}};
+      {"certificate", &in.certificate_file},
+      {"record", &in.record_file}};
   for (const auto& [flag, file] : named) {
     if (!*file) continue;
     const bool npy_directory = flag == "selection" &&

@@ -92,6 +92,7 @@ void read_state_value_flags(const Arguments& args, Inputs& in) {
 // Outputs: what each is, none an input or another output, each a regular file or a new name.
 void read_output_flags(const Arguments& args, Inputs& in) {
   if (args.has("certificate")) in.certificate_file = args.text("certificate");
+  if (args.has("record")) in.record_file = args.text("record");
   if (args.has("selection")) in.selection_file = args.text("selection");
   if (args.has("transition-mask")) {
     if (!in.dataset_file)
@@ -124,6 +125,7 @@ SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
   }
   r.options.label_cap = args.count("n");
   if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
+  r.options.order = read_label_order(args);
   const cur::CalibratedSelectionOptions fixed = read_selection_flags(args, in);
   r.options.alpha = fixed.alpha;
   r.options.delta = fixed.delta;
@@ -141,7 +143,7 @@ Request read_request(const Arguments& args) {
     read_output_flags(args, in);
     return r;
   }
-  for (const std::string_view flag : {"stop", "n", "interactive"})
+  for (const std::string_view flag : {"stop", "n", "interactive", "order", "record"})
     if (args.given(flag)) throw BadInput(cat("--", flag, " needs --sequential"));
   read_label_flags(args, in);
   read_state_value_flags(args, in);
@@ -194,7 +196,7 @@ int run_sequential(const Invocation& call, const Arguments& args, const Request&
                        " must not exceed the pool size ", std::to_string(pool.size()), " (",
                        pool.name, ")"));
   SequentialRun run(pool.pool.score, sr.options, in.seed);
-  if (in.labels_file) run.add_all(read_ordered_labels(*in.labels_file, pool, run.order(), in.seed));
+  if (in.labels_file) run.add_known(read_label_rows(*in.labels_file, pool));
   if (sr.interactive) run_interactive(run, pool, std::cin, call.err, ::isatty(STDIN_FILENO) == 1);
   const cur::SequentialCertificate c = run.certificate();
   GateResult selection;
@@ -206,7 +208,7 @@ int run_sequential(const Invocation& call, const Arguments& args, const Request&
     write_sequential_json(json, run, c, pool, in, sr, selection.written, inputs.dsrl());
     json_text << '\n';
   }
-  write_outputs(in, pool, inputs.dsrl(), selection, json_text.str());
+  write_outputs(in, pool, inputs.dsrl(), selection, json_text.str(), record_csv(run, pool));
   if (args.flag("json"))
     call.out << json_text.str();
   else

@@ -1,8 +1,9 @@
 #pragma once
-// Flag values the curation subcommands share (`ltt certify`, `ltt score`, `ltt curate`): the
-// --grid list of quantiles, --aggregation with its --percentile (one pair of table entries and
-// one parser), and real numbers given through text flags (a cost budget, a clip kappa, a
-// percentile), which the flag table's kinds do not cover. Messages name the flag.
+// Flag values the curation subcommands share (`ltt certify`, `ltt score`, `ltt curate`,
+// `ltt validate`): the --grid list of quantiles, --aggregation with its --percentile (one pair
+// of table entries and one parser), the sequential --order, and real numbers given through text
+// flags (a cost budget, a clip kappa, a percentile), which the flag table's kinds do not cover.
+// Messages name the flag.
 
 #include <cmath>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include <curation/score_aggregation.hpp>
+#include <curation/sequential_options.hpp>
 
 #include "arguments.hpp"
 #include "bad_input.hpp"
@@ -84,6 +86,24 @@ inline curation::Aggregator read_aggregator(const Arguments& args, std::string& 
     throw BadInput("--percentile needs --aggregation percentile");
   a.percentile = real_in_range("percentile", args.text("percentile"), 0.0, 100.0, "in [0, 100]");
   return a;
+}
+
+// The paper's grid as --grid's default text (curation::paper_grid_quantiles).
+inline constexpr std::string_view paper_grid_text =
+    "0.85,0.8,0.75,0.7,0.65,0.6,0.55,0.5,0.45,0.4,0.35,0.3";
+
+// --order of the sequential walk (certify --sequential, validate --procedure sequential).
+inline constexpr Flag label_order_flag{
+    "order", FlagKind::text,
+    "sequential label order: stratified (labels from the first uncertified selection) or "
+    "uniform (the seeded permutation from the top)",
+    "stratified"};
+
+inline curation::LabelOrder read_label_order(const Arguments& args) {
+  const std::string name = args.text("order");
+  if (name == "stratified") return curation::LabelOrder::stratified;
+  if (name == "uniform") return curation::LabelOrder::uniform;
+  throw BadInput(cat("--order: ", in_quotes(name), " is not one of stratified, uniform"));
 }
 
 }  // namespace ltt::cli

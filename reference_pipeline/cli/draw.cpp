@@ -2,9 +2,11 @@
 // and `ltt curate --draw N --seed S` label from the costs (curation::draw_calibration on the
 // pool's positions: uniform without replacement). A person labels them, and --labels takes
 // the labels back; the certificate is then the one --draw would give. With --sequential it
-// prints the label order of the sequential walk instead (curation::draw_label_order: a
-// uniform permutation of the pool, every prefix a uniform draw), to be labeled from the top
-// for as long as the walk asks (docs/sequential.md).
+// prints the label order of the sequential walk instead (<curation/label_order.hpp>): the
+// ids the walk asks for while nothing is certified (stratified order: the seeded permutation's
+// members of S_1, from the pool's scores), or the seeded permutation itself (--order uniform,
+// every prefix a uniform draw); label from the top for as long as the walk asks
+// (docs/sequential.md).
 
 #include <charconv>
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <data/atomic_output.hpp>
 #include <data/dsrl.hpp>
 
+#include "curation_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
 #include "output_paths.hpp"
@@ -31,21 +34,38 @@ namespace {
 constexpr Flag draw_flags[] = {
     {"pool", FlagKind::text, "CSV with an id column (or a .npy pool: id = row)"},
     {"dataset", FlagKind::text, "instead of --pool: a DSRL dataset, id = episode index"},
-    {"n", FlagKind::count, "trajectories to draw (with --sequential: default the whole pool)"},
+    {"n", FlagKind::count,
+     "trajectories to draw (with --sequential: default every id of the order)"},
     {"seed", FlagKind::count, "seed of the draw (certify's and curate's --seed)", "0"},
     {"out", FlagKind::text, "write the ids as CSV with header id here instead of printing them"},
     {"json", FlagKind::boolean, "print one JSON object"},
     {"sequential", FlagKind::boolean,
-     "the label order of the sequential walk: a seeded uniform permutation, label from the top"},
+     "the label order of the sequential walk (ltt certify --sequential): label from the top"},
+    label_order_flag,
+    {"grid", FlagKind::text, "--sequential: score quantiles of the thresholds (certify's --grid)",
+     paper_grid_text},
 };
+
+// The stratified walk's first `count` ids (at most S_1's size): the seeded permutation's
+// members of S_1, the labels it asks for while nothing is certified.
+std::vector<std::int64_t> stratified_plan(const PoolFile& pool, std::vector<double> quantiles,
+                                          std::uint64_t seed, std::int64_t count) {
+  curation::SequentialSelectionOptions options;
+  options.quantiles = std::move(quantiles);
+  options.label_cap = pool.size();
+  return curation::SequentialWalk(pool.pool.score, options, seed).planned(count);
+}
 
 constexpr Command draw_command{
     "draw",
     "The ids of the n trajectories to label, drawn uniformly without replacement with --seed:\n"
     "the draw `ltt certify --draw n --seed S` and `ltt curate --draw n --seed S` make. Label\n"
     "them (unsafe 0 or 1) into a CSV id,unsafe and pass it as --labels. With --sequential:\n"
-    "the sequential walk's label order for --seed, the whole pool unless --n cuts it; every\n"
-    "prefix is a uniform draw, so label from the top and stop when the walk says so.",
+    "the sequential walk's label order for --seed (--n cuts it). The stratified order (the\n"
+    "default, from the pool's scores) lists the ids asked for while nothing is certified;\n"
+    "`ltt certify --sequential` names the next ones once a step is. --order uniform lists the\n"
+    "seeded permutation of the whole pool, every prefix a uniform draw. Label from the top\n"
+    "and stop when the walk says so.",
     draw_flags};
 
 }  // namespace
@@ -58,6 +78,15 @@ int run_draw(const Invocation& call) {
                                      : "missing --pool (or --dataset)");
   const bool sequential = args->flag("sequential");
   if (!sequential && !args->has("n")) throw BadInput("missing required flag --n");
+  for (const std::string_view flag : {"order", "grid"})
+    if (args->given(flag) && !sequential) throw BadInput(cat("--", flag, " needs --sequential"));
+  const curation::LabelOrder order =
+      sequential ? read_label_order(*args) : curation::LabelOrder::uniform;
+  const bool stratified = sequential && order == curation::LabelOrder::stratified;
+  if (stratified && args->has("dataset"))
+    throw BadInput(
+        "--sequential: the stratified order needs the pool's scores: --pool with a score column "
+        "(or a .npy of scores), or --order uniform");
   const std::optional<std::int64_t> n_given = args->optional_count("n");
   if (n_given && *n_given < 1) throw BadInput("--n: 0 must be at least 1");
   const auto seed = static_cast<std::uint64_t>(args->count("seed"));
@@ -70,17 +99,19 @@ int run_draw(const Invocation& call) {
 
   PoolFile pool;
   if (args->has("pool")) {
-    pool = read_pool(args->text("pool"), false);
+    pool = read_pool(args->text("pool"), stratified);
   } else {
     pool = dataset_pool(data::load_dsrl_pool(args->text("dataset")), args->text("dataset"));
   }
-  const std::int64_t n = n_given.value_or(pool.size());
-  if (n > pool.size())
-    throw BadInput(cat("--n: ", std::to_string(n), " must not exceed the pool size ",
+  if (n_given && *n_given > pool.size())
+    throw BadInput(cat("--n: ", std::to_string(*n_given), " must not exceed the pool size ",
                        std::to_string(pool.size()), " (", pool.name, ")"));
-  const std::vector<std::int64_t> drawn = sequential
-                                              ? curation::draw_label_order(pool.size(), n, seed)
-                                              : curation::draw_calibration(pool.size(), n, seed);
+  const std::vector<std::int64_t> drawn =
+      stratified   ? stratified_plan(pool, grid_quantiles(args->text("grid")), seed,
+                                     n_given.value_or(pool.size()))
+      : sequential ? curation::draw_label_order(pool.size(), n_given.value_or(pool.size()), seed)
+                   : curation::draw_calibration(pool.size(), *n_given, seed);
+  const auto n = static_cast<std::int64_t>(drawn.size());
 
   // The ids exactly as the pool spells them (CSV fields, quoted if they must be).
   std::ostringstream lines;
@@ -91,7 +122,8 @@ int run_draw(const Invocation& call) {
     JsonWriter json(call.out);
     json.begin_object().field("pool", pool.name).field("pool_size", pool.size()).field("n", n);
     json.field("seed", static_cast<std::int64_t>(seed)).field("out", out);
-    if (sequential) json.field("sequential", true);
+    if (sequential)
+      json.field("sequential", true).field("order", curation::label_order_name(order));
     // Numbers when every id of the pool is an integer, strings otherwise: one type per array.
     const bool numbers = pool.integer_ids();
     json.key("ids").begin_array();
@@ -104,8 +136,11 @@ int run_draw(const Invocation& call) {
     json.end_array().end_object();
     call.out << '\n';
   } else if (out) {
-    call.out << "wrote " << n << " ids of " << pool.size() << " drawn with seed " << seed << " to "
-             << *out << " (label each: id,unsafe)\n";
+    call.out << "wrote " << n << " ids of " << pool.size()
+             << (sequential ? cat(" in the ", curation::label_order_name(order),
+                                  " label order of seed ", std::to_string(seed))
+                            : cat(" drawn with seed ", std::to_string(seed)))
+             << " to " << *out << " (label each: id,unsafe)\n";
   } else {
     call.out << lines.str();
   }

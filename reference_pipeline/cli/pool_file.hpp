@@ -186,13 +186,18 @@ inline PoolFile read_pool(const std::string& path, bool need_score = true) {
                                 : read_pool_csv(CsvFile::read(path), need_score);
 }
 
-// A labeled calibration set, mapped onto the pool's positions by the library
-// (curation::calibration_from_labels) once every row has been checked here with its line;
-// from a CSV file already in memory (read_labels below reads the file).
-inline curation::Calibration read_labels(CsvFile csv, const PoolFile& pool) {
+// One row of a labels CSV (id,unsafe), its id mapped to a pool position.
+struct LabelRow {
+  std::int64_t position = 0;
+  bool unsafe = false;
+};
+
+// The rows of a labels CSV already in memory, each checked with its line: a known id, labeled
+// once, unsafe 0 or 1; at most one row per trajectory of the pool.
+inline std::vector<LabelRow> read_label_rows(CsvFile& csv, const PoolFile& pool) {
   const std::size_t id_column = csv.column("id");
   const std::size_t unsafe_column = csv.column("unsafe");
-  std::vector<std::int64_t> ids, bits;
+  std::vector<LabelRow> rows;
   std::unordered_map<std::int64_t, std::int64_t> line_of_position;
   for (CsvRecord row; csv.next(row);) {
     const std::string_view id = row.fields[id_column];
@@ -201,21 +206,39 @@ inline curation::Calibration read_labels(CsvFile csv, const PoolFile& pool) {
     if (bit != "0" && bit != "1")
       csv.fail(row.line, bit.empty() ? std::string("unsafe is missing (0 or 1)")
                                      : cat("unsafe ", in_quotes(bit), " must be 0 or 1"));
-    if (static_cast<std::int64_t>(ids.size()) == pool.size())
+    if (static_cast<std::int64_t>(rows.size()) == pool.size())
       csv.fail(row.line, cat("more labels than the ", std::to_string(pool.size()),
                              " trajectories of the pool ", pool.name,
-                             ": the calibration set is drawn from the pool"));
+                             ": the labels are drawn from the pool"));
     const std::optional<std::int64_t> position = pool.position_of(id);
     if (!position) csv.fail(row.line, pool.not_in(id));
     const auto [it, fresh] = line_of_position.emplace(*position, row.line);
     if (!fresh)
       csv.fail(row.line,
                cat("id ", id, " is labeled twice (also on line ", std::to_string(it->second), ")"));
-    ids.push_back(pool.pool.id[static_cast<std::size_t>(*position)]);
-    bits.push_back(bit == "1" ? 1 : 0);
+    rows.push_back({*position, bit == "1"});
   }
-  if (ids.empty())
+  return rows;
+}
+
+// The same from a file.
+inline std::vector<LabelRow> read_label_rows(const std::string& path, const PoolFile& pool) {
+  CsvFile csv = CsvFile::read(path);
+  return read_label_rows(csv, pool);
+}
+
+// A labeled calibration set, mapped onto the pool's positions by the library
+// (curation::calibration_from_labels) once every row has been checked here with its line;
+// from a CSV file already in memory (read_labels below reads the file).
+inline curation::Calibration read_labels(CsvFile csv, const PoolFile& pool) {
+  const std::vector<LabelRow> rows = read_label_rows(csv, pool);
+  if (rows.empty())
     csv.fail(csv.header_line(), "no labels after the header: at least one is needed");
+  std::vector<std::int64_t> ids, bits;
+  for (const LabelRow& row : rows) {
+    ids.push_back(pool.pool.id[static_cast<std::size_t>(row.position)]);
+    bits.push_back(row.unsafe ? 1 : 0);
+  }
   return curation::calibration_from_labels(pool.pool.id, ids, bits);
 }
 

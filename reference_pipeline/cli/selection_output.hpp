@@ -94,7 +94,8 @@ inline void write_selection(const std::string& file, const Inputs& in, const Poo
 // Each appears whole or not at all; if one fails, those this run created are removed again
 // (an output that replaced an earlier file stays: the old one is gone).
 inline void write_outputs(const Inputs& in, const PoolFile& pool, const data::DsrlPool* dataset,
-                          const GateResult& gate, const std::string& json_text) {
+                          const GateResult& gate, const std::string& json_text,
+                          const std::string& record_text = {}) {
   std::vector<std::string> created;
   const auto write_output = [&](const std::string& file, const auto& write) {
     std::error_code ec;
@@ -116,6 +117,11 @@ inline void write_outputs(const Inputs& in, const PoolFile& pool, const data::Ds
       write_output(*in.certificate_file, [&] {
         data::write_stream_atomically(*in.certificate_file,
                                       [&](std::ostream& out) { out << json_text; });
+      });
+    if (in.record_file)
+      write_output(*in.record_file, [&] {
+        data::write_stream_atomically(*in.record_file,
+                                      [&](std::ostream& out) { out << record_text; });
       });
   } catch (...) {
     for (const std::string& file : created) {

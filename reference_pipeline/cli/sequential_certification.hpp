@@ -1,12 +1,14 @@
 #pragma once
 // `ltt certify --sequential`: the sequential walk of <curation/sequential_selection.hpp> on a
-// user's pool, the labels bought one at a time in the order `ltt draw --sequential --seed S`
-// prints (docs/sequential.md, "Interfaces"), as steps run_certify calls in turn:
+// user's pool, the labels bought one at a time in the seeded label order (--order, --seed;
+// docs/sequential.md, "Interfaces"), as steps run_certify calls in turn:
 //
-//   read_ordered_labels     --labels FILE: its ids must be the first ids of that order, in it,
-//                           since the guarantee needs the order fixed before labeling
 //   SequentialRun           the walk fed label by label until a stop rule fires; which id to
-//                           label next while none has
+//                           label next while none has, and the next few if the depth stays.
+//                           The labels of --labels FILE (any row order) wait until the walk
+//                           asks for their trajectory: it reads labels only in its own seeded
+//                           order, so which trajectories the user labeled, and in what order,
+//                           never enters a decision before its turn
 //   run_interactive         the same from standard input, one label (0 or 1) per line, each
 //                           asked for and answered on standard error
 //   write_sequential_json   the certificate (curation::StoppedCertificate's fields) with the
@@ -20,6 +22,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <istream>
 #include <optional>
@@ -27,6 +30,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <curation/fields.hpp>
@@ -50,65 +54,61 @@ struct SequentialRequest {
   bool interactive = false;
 };
 
-// --labels FILE (id,unsafe): the labels of the first rows of `order` (pool positions), in that
-// order. A row whose id is not the next of the order is refused with its line.
-inline std::vector<bool> read_ordered_labels(const std::string& path, const PoolFile& pool,
-                                             std::span<const std::int64_t> order,
-                                             std::int64_t seed) {
-  CsvFile csv = CsvFile::read(path);
-  const std::size_t id_column = csv.column("id");
-  const std::size_t unsafe_column = csv.column("unsafe");
-  std::vector<bool> unsafe;
-  for (CsvRecord row; csv.next(row);) {
-    const std::string_view id = row.fields[id_column];
-    const std::string_view bit = row.fields[unsafe_column];
-    if (bit != "0" && bit != "1")
-      csv.fail(row.line, bit.empty() ? std::string("unsafe is missing (0 or 1)")
-                                     : cat("unsafe ", in_quotes(bit), " must be 0 or 1"));
-    const std::size_t t = unsafe.size();
-    if (t == order.size())
-      csv.fail(row.line, cat("more labels than the ", std::to_string(order.size()),
-                             " trajectories of the pool ", pool.name));
-    const std::string expected = pool.id_of(order[t]);
-    if (id != expected)
-      csv.fail(row.line, cat("id ", in_quotes(id), " is out of the label order: label ",
-                             std::to_string(t + 1), " of `ltt draw --sequential --seed ",
-                             std::to_string(seed), "` is ", in_quotes(expected),
-                             " (the order is fixed before labeling for the guarantee)"));
-    unsafe.push_back(bit == "1");
-  }
-  return unsafe;
-}
-
-// The walk fed label by label in the seeded order until a stop rule fires.
+// The walk fed label by label in the seeded label order until a stop rule fires. Labels the
+// user already has (--labels) wait in `known` until the walk asks for their trajectory.
 class SequentialRun {
  public:
   SequentialRun(std::span<const double> scores, const cur::SequentialSelectionOptions& options,
                 std::int64_t seed)
-      : walk_(scores, options),
-        order_(cur::draw_label_order(walk_.pool_size(), walk_.pool_size(),
-                                     static_cast<std::uint64_t>(seed))) {}
+      : walk_(scores, options, static_cast<std::uint64_t>(seed)) {}
 
-  std::span<const std::int64_t> order() const { return order_; }
   std::optional<cur::StoppingReason> reason() const { return walk_.stopping_reason(); }
   bool stopped() const { return reason().has_value(); }
   std::int64_t labels_used() const { return walk_.labels_used(); }
   // The pool position to label next; none once a rule has fired.
   std::optional<std::int64_t> next() const {
     if (stopped()) return std::nullopt;
-    return order_[static_cast<std::size_t>(walk_.labels_used())];
+    return walk_.next_position();
+  }
+  // The next `count` positions if the certified depth stays; none once a rule has fired.
+  std::vector<std::int64_t> planned(std::int64_t count) const {
+    if (stopped()) return {};
+    return walk_.planned(count);
   }
 
-  void add(bool unsafe) { walk_.add_label(*next(), unsafe); }
-  // Labels in order while no rule has fired; returns how many were used.
-  std::int64_t add_all(const std::vector<bool>& unsafe) {
-    std::int64_t used = 0;
-    for (const bool u : unsafe) {
-      if (stopped()) break;
-      add(u);
-      ++used;
+  void add(bool unsafe) {
+    const std::int64_t position = *next();
+    walk_.add_label(position, unsafe);
+    used_.push_back({position, unsafe});
+  }
+
+  // Labels the user has, by pool position; each is used when the walk asks for it.
+  void add_known(const std::vector<LabelRow>& rows) {
+    for (const LabelRow& row : rows) known_.emplace(row.position, row.unsafe);
+    use_known();
+  }
+  // Feeds the walk the known labels it asks for next, in its order, until it asks for one
+  // that is not known or stops.
+  void use_known() {
+    for (auto next_position = next(); next_position; next_position = next()) {
+      const auto it = known_.find(*next_position);
+      if (it == known_.end()) return;
+      const bool unsafe = it->second;
+      known_.erase(it);
+      add(unsafe);
     }
-    return used;
+  }
+  // Known labels the walk has not asked for (yet).
+  std::int64_t unused() const { return static_cast<std::int64_t>(known_.size()); }
+
+  // Every label: those the walk used, in its order, then the unused ones by pool position.
+  std::vector<LabelRow> labels() const {
+    std::vector<LabelRow> rows = used_;
+    const auto first_unused = static_cast<std::ptrdiff_t>(rows.size());
+    for (const auto& [position, unsafe] : known_) rows.push_back({position, unsafe});
+    std::sort(rows.begin() + first_unused, rows.end(),
+              [](const LabelRow& a, const LabelRow& b) { return a.position < b.position; });
+    return rows;
   }
 
   cur::SequentialCertificate certificate() const {
@@ -117,8 +117,20 @@ class SequentialRun {
 
  private:
   cur::SequentialWalk walk_;
-  std::vector<std::int64_t> order_;
+  std::unordered_map<std::int64_t, bool> known_;
+  std::vector<LabelRow> used_;
 };
+
+// --record: the labels as a CSV id,unsafe that --labels reads back.
+inline std::string record_csv(const SequentialRun& run, const PoolFile& pool) {
+  std::string text = "id,unsafe\n";
+  for (const LabelRow& row : run.labels())
+    text += cat(csv_field(pool.id_of(row.position)), row.unsafe ? ",1\n" : ",0\n");
+  return text;
+}
+
+// How many ids `ltt certify --sequential` lists as the next to label (next_ids).
+inline constexpr std::int64_t planned_ids = 10;
 
 // "after 37 labels (2 unsafe): 3 of 12 steps certified, p_4 = 0.31"
 inline std::string walk_state(const cur::SequentialCertificate& c) {
@@ -138,6 +150,7 @@ inline std::string walk_state(const cur::SequentialCertificate& c) {
 inline void run_interactive(SequentialRun& run, const PoolFile& pool, std::istream& in,
                             std::ostream& err, bool terminal) {
   std::int64_t line_number = 0;
+  run.use_known();
   while (const auto position = run.next()) {
     err << "label " << pool.id_of(*position) << " (label " << run.labels_used() + 1
         << "; 0 safe, 1 unsafe): " << std::flush;
@@ -160,6 +173,7 @@ inline void run_interactive(SequentialRun& run, const PoolFile& pool, std::istre
       continue;
     }
     run.add(bit == "1");
+    run.use_known();
     err << walk_state(run.certificate()) << "\n";
   }
   err << "stopped: " << cur::stopping_reason_name(*run.reason()) << "\n";
@@ -198,6 +212,10 @@ inline void write_sequential_json(JsonWriter& json, const SequentialRun& run,
     write_id_json(json, pool, *next);
   else
     json.null();
+  json.key("next_ids").begin_array();
+  for (const std::int64_t position : run.planned(planned_ids)) write_id_json(json, pool, position);
+  json.end_array();
+  json.field("unused_labels", run.unused());
   write_output_json(json, in, static_cast<std::int64_t>(written.size()),
                     dataset ? std::optional(written_rows(*dataset, written)) : std::nullopt);
   json.key("inputs").begin_object();
@@ -229,12 +247,20 @@ inline void write_sequential_steps(std::ostream& out, const cur::SequentialCerti
   out << "\n";
 }
 
+// "7, 12, 3, ..." : the next planned_ids ids, comma-separated.
+inline std::string planned_list(const SequentialRun& run, const PoolFile& pool) {
+  std::string text;
+  for (const std::int64_t position : run.planned(planned_ids))
+    text += cat(text.empty() ? "" : ", ", pool.id_of(position));
+  return text;
+}
+
 inline void write_sequential_summary(std::ostream& out, const SequentialRun& run,
                                      const cur::SequentialCertificate& c, const PoolFile& pool,
                                      const Inputs& in, const SequentialRequest& request,
                                      std::int64_t written) {
-  out << "sequential certification of " << pool.name << ": " << c.pool_size
-      << " trajectories, label order of --seed " << in.seed << " (ltt draw --sequential), cap "
+  out << "sequential certification of " << pool.name << ": " << c.pool_size << " trajectories, "
+      << cur::label_order_name(c.order) << " label order of --seed " << in.seed << ", cap "
       << c.label_cap << ", --stop " << request.stop << "\n"
       << "alpha = " << shortest(c.alpha) << ", delta = " << shortest(c.delta) << "; grid of "
       << request.options.quantiles.size() << " quantiles, " << c.grid_size
@@ -247,7 +273,12 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
   else
     out << "not stopped: label " << pool.id_of(*run.next()) << " next (label " << c.labels_used + 1
         << " of at most " << c.label_cap
-        << "); what is certified below stays valid if the labeling stops here\n";
+        << "); what is certified below stays valid if the labeling stops here\n"
+        << "  the next ids while the certified depth stays: " << planned_list(run, pool) << "\n";
+  if (run.unused() > 0)
+    out << run.unused() << " labels of --labels not used"
+        << (run.stopped() ? "" : " yet: the walk has not asked for them (they wait their turn)")
+        << "\n";
   if (c.certified)
     out << "certified: threshold lambda = " << brief(c.threshold) << " at quantile "
         << shortest(c.quantile) << ", step " << *c.certified_step + 1 << "; S(lambda) holds "
@@ -261,6 +292,9 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
   if (in.transition_mask_file)
     out << "wrote the transition mask to " << *in.transition_mask_file << "\n";
   if (in.certificate_file) out << "wrote the certificate to " << *in.certificate_file << "\n";
+  if (in.record_file)
+    out << "wrote " << run.labels().size() << " labels to " << *in.record_file
+        << " (pass it as --labels to go on)\n";
 }
 
 }  // namespace ltt::cli::certification

@@ -49,14 +49,14 @@ constexpr Flag validate_flags[] = {
     {"draws", FlagKind::count, "calibration draws", "2000", false, std::int64_t{1} << 20,
      "each draw keeps an 80-byte result and takes about 25 us at n = 200"},
     {"seed", FlagKind::count, "seed; draw d uses SplitMix64 output d of it", "0"},
-    {"grid", FlagKind::text, "score quantiles of the thresholds, shallow to deep",
-     "0.85,0.8,0.75,0.7,0.65,0.6,0.55,0.5,0.45,0.4,0.35,0.3"},
+    {"grid", FlagKind::text, "score quantiles of the thresholds, shallow to deep", paper_grid_text},
     {"procedure", FlagKind::text,
      "fixed-sequence, bonferroni, holm, or sequential (labels one at a time; --n is the cap)",
      "fixed-sequence"},
     {"stop", FlagKind::text,
      "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal or auto",
      "auto"},
+    label_order_flag,
     {"threads",
      FlagKind::count,
      "worker threads (default: one per hardware thread)",
@@ -167,12 +167,13 @@ std::string show_row(const ltt::curation::ProportionEstimate& p) {
              " | [", brief(p.lower), ", ", brief(p.upper), "]");
 }
 
-// The keys every validation object opens with, through the three proportions (`stop` only
-// for the sequential procedure).
+// The keys every validation object opens with, through the three proportions (`stop` and
+// `order` only for the sequential procedure).
 template <class Validation>
 void write_opening_json(JsonWriter& json, const Validation& v, const std::string& path,
                         std::optional<double> budget, std::int64_t n, std::string_view procedure,
-                        std::optional<std::string_view> stop, std::span<const double> grid) {
+                        std::optional<std::string_view> stop, std::span<const double> grid,
+                        std::optional<std::string_view> order = std::nullopt) {
   json.begin_object()
       .field("pool", path)
       .field("N", v.pool_size)
@@ -185,6 +186,7 @@ void write_opening_json(JsonWriter& json, const Validation& v, const std::string
       .field("delta", v.delta)
       .field("procedure", procedure);
   if (stop) json.field("stop", *stop);
+  if (order) json.field("order", *order);
   json.field("confidence", v.confidence);
   JsonFields put(json);
   put("grid", std::vector<double>(grid.begin(), grid.end()));
@@ -313,7 +315,8 @@ void write_sequential_json(std::ostream& os, const ltt::curation::SequentialVali
                            const std::string& path, std::optional<double> budget,
                            std::span<const double> grid, std::string_view stop) {
   JsonWriter json(os);
-  write_opening_json(json, v, path, budget, v.label_cap, "sequential", stop, grid);
+  write_opening_json(json, v, path, budget, v.label_cap, "sequential", stop, grid,
+                     ltt::curation::label_order_name(v.order));
   json.field("false_certification_above_delta", v.false_certification.lower > v.delta)
       .field("closed_form_rate", std::optional<double>{})
       .field("purity_margin", v.purity_margin);
@@ -337,9 +340,9 @@ void write_sequential_json(std::ostream& os, const ltt::curation::SequentialVali
 void write_sequential_text(std::ostream& out, const ltt::curation::SequentialValidation& v,
                            const std::string& path, std::optional<double> budget,
                            std::string_view stop) {
-  out << "guarantee validation of the sequential walk: " << v.draws
-      << " random label orders, cap n = " << v.label_cap << ", --stop " << stop << ", from " << path
-      << "\n"
+  out << "guarantee validation of the sequential walk: " << v.draws << " random "
+      << ltt::curation::label_order_name(v.order) << " label orders, cap n = " << v.label_cap
+      << ", --stop " << stop << ", from " << path << "\n"
       << "  pool N = " << v.pool_size << " (" << v.pool_unsafe << " unsafe";
   if (budget) out << ": cost > " << shortest(*budget);
   out << "), alpha = " << shortest(v.alpha) << ", delta = " << shortest(v.delta) << ", seed "
@@ -382,9 +385,11 @@ int run_validate(const Invocation& call) {
   options.quantiles = grid_quantiles(args->text("grid"));
   const bool sequential = args->text("procedure") == "sequential";
   if (!sequential) options.procedure = read_procedure(args->text("procedure"));
-  if (args->given("stop") && !sequential)
-    throw BadInput("--stop: applies to --procedure sequential only");
+  for (const std::string_view flag : {"stop", "order"})
+    if (args->given(flag) && !sequential)
+      throw BadInput(cat("--", flag, ": applies to --procedure sequential only"));
   ltt::curation::SequentialSelectionOptions walk;
+  walk.order = read_label_order(*args);
   try {
     ltt::curation::apply_stop_rule(args->text("stop"), walk);
   } catch (const std::invalid_argument&) {

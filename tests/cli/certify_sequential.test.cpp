@@ -1,11 +1,14 @@
-// `ltt certify --sequential`: labels in the order of `ltt draw --sequential --seed S`, walked
-// one at a time until the stop rule fires. Checked against the library's walk
-// (curation::sequential_selection on the same pool, labels and seed), not against stored
-// outputs; an out-of-order label file is refused; a prefix that has not stopped names the next
-// id; the interactive mode fed through a pipe gives the file mode's certificate.
+// `ltt certify --sequential`: labels read in the order the walk asks for them (the seeded
+// permutation `ltt draw --sequential --seed S` prints, read in the stratified order), walked
+// one at a time until the stop rule fires; labels it has not asked for wait their turn. Checked
+// against the library's walk (curation::sequential_selection on the same pool, labels and seed),
+// not against stored outputs; a label file is read in the walk's order whatever its row order; a
+// prefix that has not stopped names the next id; the interactive mode fed through a pipe gives the
+// file mode's certificate.
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <curation/sequential_selection.hpp>
@@ -34,7 +38,7 @@ struct SequentialPool {
   std::string file;
   std::vector<double> score;
   std::vector<std::uint8_t> unsafe;
-  std::vector<std::int64_t> order;  // the whole seeded label order
+  std::vector<std::int64_t> order;  // the positions the walk asks for, up to the cap of 200
 };
 
 const SequentialPool& sequential_pool() {
@@ -52,19 +56,27 @@ const SequentialPool& sequential_pool() {
       p.unsafe.push_back((r + 1) * bad / count > r * bad / count ? 1 : 0);
       out << "t" << i << "," << pool_N - i << "\n";
     }
-    p.order = cur::draw_label_order(pool_N, pool_N, seed);
+    // the default (stratified) order depends on the labels: replay the library's walk
+    cur::SequentialSelectionOptions o;
+    cur::apply_stop_rule("cap", o);
+    cur::SequentialWalk walk(p.score, o, seed);
+    while (!walk.stopping_reason()) {
+      const std::int64_t position = *walk.next_position();
+      p.order.push_back(position);
+      walk.add_label(position, p.unsafe[static_cast<std::size_t>(position)] != 0);
+    }
     return p;
   }();
   return pool;
 }
 
-// The first `count` labels of the order as a --labels file.
+// The first `count` labels of the order (all of them if fewer) as a --labels file.
 std::string label_file(const std::string& name, std::int64_t count) {
   const SequentialPool& p = sequential_pool();
   const std::string file = (scratch_dir() / name).string();
   std::ofstream out(file);
   out << "id,unsafe\n";
-  for (std::int64_t t = 0; t < count; ++t) {
+  for (std::int64_t t = 0; t < std::min<std::int64_t>(count, std::ssize(p.order)); ++t) {
     const std::int64_t pos = p.order[static_cast<std::size_t>(t)];
     out << "t" << pos << "," << int{p.unsafe[static_cast<std::size_t>(pos)]} << "\n";
   }
@@ -75,7 +87,7 @@ std::string label_file(const std::string& name, std::int64_t count) {
 std::string label_lines(std::int64_t from, std::int64_t to) {
   const SequentialPool& p = sequential_pool();
   std::string text;
-  for (std::int64_t t = from; t < to; ++t)
+  for (std::int64_t t = from; t < std::min<std::int64_t>(to, std::ssize(p.order)); ++t)
     text +=
         p.unsafe[static_cast<std::size_t>(p.order[static_cast<std::size_t>(t)])] ? "1\n" : "0\n";
   return text;
@@ -163,27 +175,49 @@ TEST_CASE("ltt certify --sequential: labels in order reproduce the library's wal
   }
 }
 
-TEST_CASE("ltt certify --sequential: a label file out of the seeded order is refused") {
+TEST_CASE("ltt certify --sequential: labels are read in the walk's order; the rest wait") {
   const SequentialPool& p = sequential_pool();
-  const std::string file = (scratch_dir() / "swapped.csv").string();
+  const auto bit = [&](std::int64_t pos) { return int{p.unsafe[static_cast<std::size_t>(pos)]}; };
+  // a trajectory the walk does not ask for soon: the last of the order outside it
+  std::int64_t later = 0;
+  while (std::find(p.order.begin(), p.order.end(), later) != p.order.end()) ++later;
+  const std::string file = (scratch_dir() / "shuffled.csv").string();
   {
     std::ofstream out(file);
     out << "id,unsafe\n";
-    out << "t" << p.order[0] << ",0\n";
-    out << "t" << p.order[2] << ",0\n";  // the third id where the second belongs
-    out << "t" << p.order[1] << ",0\n";
+    out << "t" << p.order[2] << "," << bit(p.order[2]) << "\n";  // rows in any order
+    out << "t" << later << "," << bit(later) << "\n";            // not asked for
+    out << "t" << p.order[0] << "," << bit(p.order[0]) << "\n";
+    out << "t" << p.order[1] << "," << bit(p.order[1]) << "\n";
   }
+  const Result r = run_ltt(certify("--labels '" + file + "' --stop cap --json"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto json = json_object(r.out);
+  CHECK(json.at("labels_used") == "3");
+  CHECK(json.at("unused_labels") == "1");
+  CHECK(json.at("next_id") == json_string("t" + std::to_string(p.order[3])));
+  const Result text = run_ltt(certify("--labels '" + file + "' --stop cap"));
+  CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[3]) + " next (label 4") !=
+        std::string::npos);
+  CHECK(text.out.find("1 labels of --labels not used yet") != std::string::npos);
+
+  // refused with the line: an id twice, an id not in the pool (exit 2, nothing written)
   const std::string cert_file = (scratch_dir() / "refused_cert.json").string();
   std::filesystem::remove(cert_file);
-  const Result r = run_ltt(certify("--labels '" + file + "' --certificate '" + cert_file + "'"));
-  CHECK(r.code == 2);
-  CHECK(lines(r.err) == 1);
-  CHECK(r.err.find("swapped.csv:3: ") != std::string::npos);
-  CHECK(r.err.find("id 't" + std::to_string(p.order[2]) + "' is out of the label order") !=
-        std::string::npos);
-  CHECK(r.err.find("is 't" + std::to_string(p.order[1]) + "'") != std::string::npos);
-  CHECK(r.out.empty());
-  CHECK_FALSE(std::filesystem::exists(cert_file));
+  for (const auto& [name, rows, message] :
+       {std::tuple<std::string, std::string, std::string>{
+            "twice.csv", "t1,0\nt1,0\n", "twice.csv:3: id t1 is labeled twice (also on line 2)"},
+        {"stranger.csv", "t1,0\nq9,1\n", "stranger.csv:3: "}}) {
+    const std::string path = (scratch_dir() / name).string();
+    std::ofstream(path) << "id,unsafe\n" << rows;
+    const Result bad =
+        run_ltt(certify("--labels '" + path + "' --certificate '" + cert_file + "'"));
+    CHECK(bad.code == 2);
+    CHECK(lines(bad.err) == 1);
+    CHECK_MESSAGE(bad.err.find(message) != std::string::npos, bad.err);
+    CHECK(bad.out.empty());
+    CHECK_FALSE(std::filesystem::exists(cert_file));
+  }
 }
 
 TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the next id") {
@@ -197,6 +231,12 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   CHECK(json.at("reason") == "null");
   CHECK(json.at("certified") == "false");
   CHECK(json.at("next_id") == json_string("t" + std::to_string(p.order[5])));
+  // the next ten if the depth stays: nothing is certified yet, so the walk's next ten
+  const std::string next_ids = json_query(r.out, "' '.join(d['next_ids'])");
+  std::string want_ids;
+  for (std::size_t t = 5; t < 15; ++t)
+    want_ids += (t == 5 ? "t" : " t") + std::to_string(p.order[t]);
+  CHECK(next_ids == want_ids);
   const Result text = run_ltt(certify("--labels '" + five + "' --stop cap"));
   REQUIRE(text.code == 0);
   CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[5]) + " next (label 6") !=
@@ -209,6 +249,38 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   REQUIRE(past.code == 0);
   CHECK(past.out.find("stopped by target_certified after " + std::to_string(want.labels_used) +
                       " labels") != std::string::npos);
+}
+
+TEST_CASE("ltt certify --sequential --order uniform: labels from the top of the printed order") {
+  const SequentialPool& p = sequential_pool();
+  const std::vector<std::int64_t> order = cur::draw_label_order(pool_N, pool_N, seed);
+  const std::string file = (scratch_dir() / "uniform.csv").string();
+  {
+    std::ofstream out(file);
+    out << "id,unsafe\n";
+    for (const std::int64_t pos : order)
+      out << "t" << pos << "," << int{p.unsafe[static_cast<std::size_t>(pos)]} << "\n";
+  }
+  cur::SequentialSelectionOptions o;
+  o.order = cur::LabelOrder::uniform;
+  const cur::SequentialCertificate want = cur::sequential_selection(p.score, p.unsafe, seed, o);
+  const Result r = run_ltt(certify("--labels '" + file + "' --order uniform --json"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto json = json_object(r.out);
+  CHECK(json.at("order") == json_string("uniform"));
+  CHECK(json.at("labels_used") == std::to_string(want.labels_used));
+  CHECK(json.at("certified_step") ==
+        (want.certified_step ? std::to_string(*want.certified_step) : "null"));
+  // the same labels serve the stratified order too: the walk reads what it asks for
+  const Result stratified = run_ltt(certify("--labels '" + file + "' --json"));
+  REQUIRE(stratified.code == 0);
+  CHECK(json_object(stratified.out).at("labels_used") ==
+        std::to_string(library_walk("auto", 200).labels_used));
+  const Result draw = run_ltt("draw --pool '" + p.file + "' --sequential --order uniform --seed " +
+                              std::to_string(seed) + " --n 3");
+  REQUIRE(draw.code == 0);
+  CHECK(draw.out == "t" + std::to_string(order[0]) + "\nt" + std::to_string(order[1]) + "\nt" +
+                        std::to_string(order[2]) + "\n");
 }
 
 TEST_CASE("ltt certify --sequential --interactive: a pipe gives the file mode's certificate") {
@@ -234,11 +306,40 @@ TEST_CASE("ltt certify --sequential --interactive: a pipe gives the file mode's 
   const Result five =
       run_ltt(certify("--labels '" + label_file("five_i.csv", 5) + "' --stop cap --json"));
   CHECK(certificate_keys(short_input.out) == certificate_keys(five.out));
+  // The summary of a run stopped with every label used.
+  const Result summary = certify_piped(label_lines(0, used), "--interactive");
+  REQUIRE(summary.code == 0);
+  CHECK(summary.out.find("stopped by " + std::string(cur::stopping_reason_name(want.reason)) +
+                         " after " + std::to_string(used) + " labels") != std::string::npos);
+  CHECK(summary.out.find("not stopped") == std::string::npos);
   // A line that is not a label, from a pipe: exit 2, nothing printed.
   const Result bad = certify_piped("0\nyes\n", "--interactive");
   CHECK(bad.code == 2);
   CHECK(bad.err.find("standard input line 2: 'yes' is not a label") != std::string::npos);
   CHECK(bad.out.empty());
+}
+
+TEST_CASE("ltt certify --sequential --record: typed labels saved for the next run") {
+  const SequentialPool& p = sequential_pool();
+  const std::string five = label_file("five_r.csv", 5);
+  const std::string record = (scratch_dir() / "record.csv").string();
+  std::filesystem::remove(record);
+  const Result typed = certify_piped(
+      label_lines(5, 8),
+      "--labels '" + five + "' --interactive --stop cap --record '" + record + "' --json");
+  REQUIRE_MESSAGE(typed.code == 0, typed.err);
+  std::ostringstream want;
+  want << "id,unsafe\n";
+  for (std::size_t t = 0; t < 8; ++t)
+    want << "t" << p.order[t] << "," << int{p.unsafe[static_cast<std::size_t>(p.order[t])]} << "\n";
+  CHECK(slurp(record) == want.str());
+  const Result again = run_ltt(certify("--labels '" + record + "' --stop cap --json"));
+  REQUIRE(again.code == 0);
+  CHECK(certificate_keys(again.out) == certificate_keys(typed.out));
+  // the record may not replace the labels it was read from
+  const Result same = run_ltt(certify("--labels '" + record + "' --record '" + record + "'"));
+  CHECK(same.code == 2);
+  CHECK(same.err.find("--record") != std::string::npos);
 }
 
 TEST_CASE("ltt certify --sequential: flags checked before any file is read") {

@@ -260,9 +260,22 @@ TEST_CASE(
     CHECK(number(field(json.at("labels_used"), "median")) == v.labels_used.median);
     CHECK(field(json.at("labels_used"), "p90") == std::to_string(v.labels_used.p90));
     CHECK(field(json.at("labels_used"), "max") == std::to_string(v.labels_used.max));
-    if (stop == "cap") CHECK(v.labels_used.mean == 150.0);
+    CHECK(json.at("order") == "\"stratified\"");
+    // the stratified order also ends a run when no label can change it (decided)
+    if (stop == "cap") CHECK(v.stopped_by[0] + v.stopped_by[4] == 200);
     CHECK(field(json.at("stopped_by"), "label_cap") == std::to_string(v.stopped_by[0]));
+    CHECK(field(json.at("stopped_by"), "decided") == std::to_string(v.stopped_by[4]));
   }
+  // the uniform order runs to the cap under --stop cap
+  const Result uniform =
+      run_ltt("validate --pool '" + pool.file + "' --procedure sequential --order uniform " +
+              "--stop cap --n 150 --draws 50 --json");
+  REQUIRE(uniform.code == 0);
+  CHECK(json_object(uniform.out).at("order") == "\"uniform\"");
+  CHECK(number(field(json_object(uniform.out).at("labels_used"), "mean")) == 150.0);
+  const Result misplaced = run_ltt("validate --pool '" + pool.file + "' --order uniform --n 10");
+  CHECK(misplaced.code == 2);
+  CHECK(misplaced.err.find("--order: applies to --procedure sequential only") != std::string::npos);
   const Result text =
       run_ltt("validate --pool '" + pool.file + "' --procedure sequential --n 150 --draws 100");
   REQUIRE(text.code == 0);

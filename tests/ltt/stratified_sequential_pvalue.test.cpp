@@ -105,7 +105,9 @@ TEST_CASE("stratified_sequential_pvalue: agrees with the definition on small str
         std::vector<std::int64_t> t(sizes.size(), 0), x(sizes.size(), 0);
         for (std::int64_t step = 0; step < total_size; ++step) {
           std::size_t k;
-          do k = static_cast<std::size_t>(ltt::curation::detail::uniform_below(rng, static_cast<std::int64_t>(sizes.size())));
+          do
+            k = static_cast<std::size_t>(
+                ltt::curation::detail::uniform_below(rng, static_cast<std::int64_t>(sizes.size())));
           while (t[k] == sizes[k]);
           const bool unsafe = bits[k][static_cast<std::size_t>(t[k])] != 0;
           e.update(k, unsafe);

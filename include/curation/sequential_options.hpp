@@ -1,0 +1,149 @@
+#pragma once
+// The settings of the sequential walk (<curation/sequential_selection.hpp>, issue 16): the
+// label order, the stopping rules and their `--stop` names, the levels, the prior and the
+// share of delta spent on the exact test at the cap. docs/sequential.md explains each.
+
+#include <curation/detail/check.hpp>
+#include <curation/threshold_grid.hpp>
+#include <ltt/detail/check.hpp>
+#include <ltt/sequential_pvalue.hpp>
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace ltt::curation {
+
+// Why a walk stopped. `decided`: no label left to buy can change the certificate (every step
+// certified, or the first uncertified selection labeled in full); the stratified order only.
+enum class StoppingReason { label_cap, target_certified, early_refusal, stalled, decided };
+
+inline constexpr StoppingReason stopping_reasons[] = {
+    StoppingReason::label_cap, StoppingReason::target_certified, StoppingReason::early_refusal,
+    StoppingReason::stalled, StoppingReason::decided};
+
+constexpr std::string_view stopping_reason_name(StoppingReason reason) {
+  switch (reason) {
+    case StoppingReason::label_cap:
+      return "label_cap";
+    case StoppingReason::target_certified:
+      return "target_certified";
+    case StoppingReason::early_refusal:
+      return "early_refusal";
+    case StoppingReason::stalled:
+      return "stalled";
+    case StoppingReason::decided:
+      return "decided";
+  }
+  return "unknown";
+}
+
+// Which trajectory is labeled next (docs/sequential.md, "Label orders"). Both read one seeded
+// uniform permutation of the pool (draw_label_order).
+//  - stratified: labels go only to the first uncertified selection S_d, cut into the strata
+//    D_0 = S_0, D_k = S_k \ S_{k-1}; the next one comes from the stratum of S_d labeled least
+//    in proportion to its size, as the permutation's next unlabeled member of that stratum.
+//    H_j is then tested across the strata (ltt::StratifiedCompositionEvidence).
+//  - uniform: the permutation from the top, so every prefix is a uniform draw from the pool
+//    and the labels in each S_j a uniform draw from it; printable before any label.
+enum class LabelOrder { stratified, uniform };
+
+constexpr std::string_view label_order_name(LabelOrder order) {
+  return order == LabelOrder::stratified ? "stratified" : "uniform";
+}
+
+// The order named on the command line (`--order`) or in Python.
+inline LabelOrder parse_label_order(std::string_view name) {
+  if (name == "stratified") return LabelOrder::stratified;
+  if (name == "uniform") return LabelOrder::uniform;
+  detail::invalid("ltt::curation::parse_label_order", "order", std::string(name),
+                  "must be stratified or uniform");
+}
+
+struct SequentialSelectionOptions {
+  LabelOrder order = LabelOrder::stratified;
+  double alpha = 0.25;
+  double delta = 0.1;
+  std::vector<double> quantiles{paper_grid_quantiles.begin(), paper_grid_quantiles.end()};
+  std::int64_t label_cap = 200;             // n_max, at most the pool size
+  std::optional<std::int64_t> target_step;  // stop once this grid step (0-based) is certified
+  bool early_refusal = true;
+  // Early refusal fires once the probability that H_1 is still rejected is at most this.
+  double refusal_rate = 0.05;
+  // stall:L: stop once the certified depth has not grown for this many labels and the
+  // closed-form forecast rate of the next step at the cap is below stall_rate.
+  std::optional<std::int64_t> stall_labels;
+  double stall_rate = 0.5;
+  // Of every p_j; unset: ltt::sequential_default_prior(alpha).
+  std::optional<ltt::BetaMixturePrior> prior;
+  // w: the share of delta spent on one exact composition test at the cap ("Power" in
+  // <curation/sequential_selection.hpp>): of every H_j in the uniform order, of H_1 in the
+  // stratified one; those anytime tests run at delta (1 - w). 0 <= w < 1; 0: anytime alone.
+  double cap_test_share = 0.2;
+};
+
+// `--stop auto`: the stall rule with this many labels, plus early refusal.
+inline constexpr std::int64_t auto_stall_labels = 20;
+
+// The stopping rule named on the command line (`--stop RULE`) or in Python, set in `options`
+// (label_cap, the rates, the prior and the levels are left as they are):
+//   cap            only the label cap
+//   target:J       also stop once grid step J (0-based, as certified_step) is certified
+//   stall:L        also the stall rule with L labels
+//   early-refusal  also early refusal
+//   auto           stall:20 and early refusal (the default)
+inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& options) {
+  constexpr std::string_view fn = "ltt::curation::apply_stop_rule";
+  const auto count_after = [&](std::string_view prefix) -> std::optional<std::int64_t> {
+    if (!rule.starts_with(prefix)) return std::nullopt;
+    const std::string_view digits = rule.substr(prefix.size());
+    std::int64_t value = -1;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || value < 0)
+      detail::invalid(fn, "stop", std::string(rule),
+                      "must give a nonnegative integer after '" + std::string(prefix) + "'");
+    return value;
+  };
+  options.target_step.reset();
+  options.stall_labels.reset();
+  options.early_refusal = false;
+  if (rule == "cap") return;
+  if (rule == "early-refusal") {
+    options.early_refusal = true;
+  } else if (rule == "auto") {
+    options.early_refusal = true;
+    options.stall_labels = auto_stall_labels;
+  } else if (const auto J = count_after("target:")) {
+    options.target_step = *J;
+  } else if (const auto L = count_after("stall:")) {
+    options.stall_labels = *L;
+  } else {
+    detail::invalid(fn, "stop", std::string(rule),
+                    "must be cap, target:J, stall:L, early-refusal or auto");
+  }
+}
+
+namespace detail::sequential {
+
+inline void check_options(std::string_view fn, std::int64_t N,
+                          const SequentialSelectionOptions& o) {
+  ltt::detail::require_open_unit(fn, "alpha", o.alpha);
+  ltt::detail::require_open_unit(fn, "delta", o.delta);
+  if (o.label_cap < 1 || o.label_cap > N)
+    detail::invalid(fn, "label_cap", detail::show(o.label_cap),
+                    "must lie in [1, pool size = " + detail::show(N) + "]");
+  if (!(o.cap_test_share >= 0.0 && o.cap_test_share < 1.0))
+    detail::invalid(fn, "cap_test_share", detail::show(o.cap_test_share), "must lie in [0, 1)");
+  detail::require_closed_unit(fn, "refusal_rate", o.refusal_rate);
+  detail::require_closed_unit(fn, "stall_rate", o.stall_rate);
+  if (o.stall_labels && *o.stall_labels < 1)
+    detail::invalid(fn, "stall_labels", detail::show(*o.stall_labels), "must be at least 1");
+}
+
+}  // namespace detail::sequential
+
+}  // namespace ltt::curation
