@@ -8,6 +8,7 @@
 #include <curation/preference_pairs.hpp>
 #include <curation/reward_curation.hpp>
 #include <curation/sequential_selection.hpp>
+#include <curation/sequential_validation.hpp>
 #include <curation/threshold_grid.hpp>
 #include <curation/v_filter.hpp>
 #include <curation/validation.hpp>
@@ -130,6 +131,15 @@ void fields(const StoppedCertificate& s, Visit&& visit) {
   visit("merged_quantiles", c.merged_quantiles);
   visit("steps", c.steps);
   visit("depth_trace", c.depth_trace);
+}
+
+// The labels a sequential validation bought per run (`ltt validate --procedure sequential`).
+template <class Visit>
+void fields(const LabelsUsed& l, Visit&& visit) {
+  visit("mean", l.mean);
+  visit("median", l.median);
+  visit("p90", l.p90);
+  visit("max", l.max);
 }
 
 template <class Visit>

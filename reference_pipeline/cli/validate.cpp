@@ -322,13 +322,7 @@ void write_sequential_json(std::ostream& os, const ltt::curation::SequentialVali
       .field("purity_margin", v.purity_margin);
   write_steps_json(json, v);
   json.key("triple").null();
-  json.key("labels_used")
-      .begin_object()
-      .field("mean", v.labels_used.mean)
-      .field("median", v.labels_used.median)
-      .field("p90", v.labels_used.p90)
-      .field("max", v.labels_used.max)
-      .end_object();
+  JsonFields{json}("labels_used", v.labels_used);
   json.key("stopped_by").begin_object();
   for (const auto reason : ltt::curation::stopping_reasons)
     json.field(ltt::curation::stopping_reason_name(reason),

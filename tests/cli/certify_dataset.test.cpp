@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,44 @@ TEST_CASE("ltt certify --dataset: the library's certificate, the selection back 
   REQUIRE_MESSAGE(n.code == 0, n.err);
   CHECK(json_query(n.out, "d['output']['selection_format']") == "npy-episode-indices-int64");
   CHECK(npy_int64("sel.npy") == lib.selected);
+}
+
+TEST_CASE("ltt certify --dataset --sequential: the walk on a DSRL file, the selection back") {
+  remove_outputs();
+  const Truth& t = truth();
+  const std::vector<std::uint8_t> unsafe = cur::unsafe_bits(t.episodic_cost, budget);
+  // the labels the walk asks for (seed 3, the defaults), by episode index, in its order
+  cur::SequentialSelectionOptions o;
+  o.label_cap = std::min<std::int64_t>(200, t.episodes());
+  cur::apply_stop_rule("auto", o);
+  cur::SequentialWalk walk(t.score, o, 3);
+  std::ofstream labels(dataset_dir() / "seq_labels.csv");
+  labels << "id,unsafe\n";
+  while (!walk.stopping_reason()) {
+    const std::int64_t e = *walk.next_position();
+    labels << e << "," << int{unsafe[static_cast<std::size_t>(e)]} << "\n";
+    walk.add_label(e, unsafe[static_cast<std::size_t>(e)] != 0);
+  }
+  labels.close();
+  const cur::SequentialCertificate want = walk.certificate(*walk.stopping_reason());
+  const Result r = certify("--dataset " + dataset_name() + " --scores scores.npy --sequential " +
+                           "--seed 3 --n " + std::to_string(o.label_cap) +
+                           " --labels seq_labels.csv --json --selection " + selection_name());
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto json = json_object(r.out);
+  CHECK(json.at("labels_used") == std::to_string(want.labels_used));
+  CHECK(json.at("reason") == "\"" + std::string(cur::stopping_reason_name(want.reason)) + "\"");
+  CHECK(json.at("certified_step") ==
+        (want.certified_step ? std::to_string(*want.certified_step) : "null"));
+  REQUIRE(want.certified);  // the dataset is built to certify
+  std::vector<std::int64_t> selected;
+  for (std::int64_t e = 0; e < t.episodes(); ++e)
+    if (t.score[static_cast<std::size_t>(e)] >= want.threshold) selected.push_back(e);
+  CHECK(json.at("selection_size") == std::to_string(selected.size()));
+  check_selection_file(selection_name(), selected);
+  MESSAGE("DSRL file, " << t.episodes() << " episodes: certified step " << *want.certified_step + 1
+                        << " after " << want.labels_used << " labels ("
+                        << cur::stopping_reason_name(want.reason) << ")");
 }
 
 TEST_CASE("ltt certify --dataset: every form of the scores gives the same certificate") {

@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/log_binomial.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -24,16 +25,7 @@
 namespace {
 
 using ltt_test::check_throws_naming;
-
-long double log_choose(std::int64_t n, std::int64_t r) {
-  return std::lgamma(static_cast<long double>(n + 1)) -
-         std::lgamma(static_cast<long double>(r + 1)) -
-         std::lgamma(static_cast<long double>(n - r + 1));
-}
-
-long double log_beta(long double x, long double y) {
-  return std::lgamma(x) + std::lgamma(y) - std::lgamma(x + y);
-}
+using ltt_test::log_choose;
 
 // p after the first t labels, straight from the definition: for each s <= t, the posterior
 // over u in {0..N} under the beta-binomial prior, PPR_s(u) = prior(u) / posterior_s(u),
@@ -43,12 +35,7 @@ std::vector<long double> brute_force_pvalues(std::int64_t N, std::int64_t U_star
                                              const ltt::BetaMixturePrior& prior) {
   std::vector<long double> log_prior(static_cast<std::size_t>(N + 1));
   for (std::int64_t u = 0; u <= N; ++u) {
-    long double mass = 0.0L;
-    for (std::size_t i = 0; i < prior.components.size(); ++i) {
-      const long double a = prior.components[i].a, b = prior.components[i].b;
-      mass += prior.weights[i] *
-              std::exp(log_choose(N, u) + log_beta(u + a, N - u + b) - log_beta(a, b));
-    }
+    const long double mass = ltt_test::prior_mass(N, u, prior);
     log_prior[static_cast<std::size_t>(u)] = std::log(mass);
   }
   std::vector<long double> out;

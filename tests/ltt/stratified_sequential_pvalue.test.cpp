@@ -13,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/log_binomial.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -25,16 +26,7 @@
 namespace {
 
 using ltt_test::check_throws_naming;
-
-long double log_choose(std::int64_t n, std::int64_t r) {
-  return std::lgamma(static_cast<long double>(n + 1)) -
-         std::lgamma(static_cast<long double>(r + 1)) -
-         std::lgamma(static_cast<long double>(n - r + 1));
-}
-
-long double log_beta(long double x, long double y) {
-  return std::lgamma(x) + std::lgamma(y) - std::lgamma(x + y);
-}
+using ltt_test::log_choose;
 
 // PPR(u) for u = 0..N of one stratum with t labels, k unsafe, from the definition
 // (infinite where the posterior is 0).
@@ -43,12 +35,7 @@ std::vector<long double> brute_ppr(std::int64_t N, std::int64_t t, std::int64_t 
   std::vector<long double> pr(static_cast<std::size_t>(N + 1)), post(pr.size(), 0.0L);
   long double z = 0.0L;
   for (std::int64_t u = 0; u <= N; ++u) {
-    long double mass = 0.0L;
-    for (std::size_t i = 0; i < prior.components.size(); ++i) {
-      const long double a = prior.components[i].a, b = prior.components[i].b;
-      mass += prior.weights[i] *
-              std::exp(log_choose(N, u) + log_beta(u + a, N - u + b) - log_beta(a, b));
-    }
+    const long double mass = ltt_test::prior_mass(N, u, prior);
     pr[static_cast<std::size_t>(u)] = mass;
     if (u < k || N - u < t - k) continue;
     post[static_cast<std::size_t>(u)] =
