@@ -6,8 +6,9 @@
 Graded pools of N = 2000 (scores 2000..1; the top N_1 = 301, the first grid selection, holds a
 fraction u1 unsafe, the rest u1 + 0.05, spread evenly), u1 from 0 to 0.55: purity margins
 +0.25 to -0.30 at alpha = 0.25. For each pool, `ltt validate --json` with the fixed-n walk at
-n = 200 and with --procedure sequential, cap 200, under --stop auto and --stop target:0
-(seed 1, one thread). Prints a markdown table and writes docs/images/sequential_labels.svg.
+n = 200 and with --procedure sequential, cap 200: the stratified order (the default) under
+--stop auto and --stop target:0, the uniform order under --stop auto (seed 1, one thread).
+Prints a markdown table and writes docs/images/sequential_labels.svg.
 """
 import json
 import os
@@ -16,7 +17,9 @@ import sys
 import tempfile
 
 U1 = [0.0, 0.02, 0.05, 0.10, 0.15, 0.20, 0.24, 0.26, 0.30, 0.35, 0.45, 0.55]
-RULES = ["auto", "target:0"]
+# (key, --order, --stop)
+RUNS = [("auto", "stratified", "auto"), ("target:0", "stratified", "target:0"),
+        ("uniform", "uniform", "auto")]
 
 
 def write_pool(path, N, u1, u_rest):
@@ -32,6 +35,11 @@ def write_pool(path, N, u1, u_rest):
             f.write(f"{i},{N - i},{unsafe[i]}\n")
 
 
+def mean_depth(v):
+    """Mean certified depth (0 when refused) from the returned-step histogram."""
+    return sum((j + 1) * s["returned"] for j, s in enumerate(v["steps"])) / v["draws"]
+
+
 def validate(ltt, pool, draws, extra):
     out = subprocess.run([ltt, "validate", "--pool", pool, "--n", "200", "--draws", str(draws),
                           "--seed", "1", "--threads", "1", "--json"] + extra,
@@ -40,7 +48,7 @@ def validate(ltt, pool, draws, extra):
 
 
 def svg(rows, path):
-    W, H, L, R, T, B = 640, 360, 60, 20, 30, 50
+    W, H, L, R, T, B = 640, 420, 60, 20, 20, 120   # the legend sits below the axis title
     x = lambda m: L + (0.25 - m) / 0.55 * (W - L - R)       # margin +0.25 left, -0.30 right
     y = lambda n: T + (1 - n / 200) * (H - T - B)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
@@ -51,13 +59,14 @@ def svg(rows, path):
                      f'<text x="{L - 6}" y="{y(n) + 4:.1f}" text-anchor="end">{n}</text>')
     for m in [0.2, 0.1, 0.0, -0.1, -0.2, -0.3]:
         parts.append(f'<text x="{x(m):.1f}" y="{H - B + 16}" text-anchor="middle">{m:+.1f}</text>')
-    parts.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">'
+    parts.append(f'<text x="{(L + W - R) / 2}" y="{H - B + 34}" text-anchor="middle">'
                  'purity margin (alpha = 0.25, N = 2000, N_1 = 301)</text>')
     parts.append(f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" '
                  f'transform="rotate(-90 16 {(T + H - B) / 2})">labels used per run</text>')
     series = [("fixed", "#555", "fixed-n walk, n = 200"),
-              ("auto", "#1f77b4", "sequential, --stop auto (mean; band: median to p90)"),
-              ("target:0", "#d62728", "sequential, --stop target:0 (mean)")]
+              ("auto", "#1f77b4", "sequential, defaults (stratified, --stop auto): mean; band median-p90"),
+              ("target:0", "#d62728", "sequential, stratified, --stop target:0 (mean)"),
+              ("uniform", "#2ca02c", "sequential, --order uniform --stop auto (mean)")]
     auto_band = [(x(r["margin"]), y(r["auto"]["median"])) for r in rows] + \
                 [(x(r["margin"]), y(r["auto"]["p90"])) for r in reversed(rows)]
     parts.append('<polygon fill="#1f77b4" fill-opacity="0.15" points="' +
@@ -66,9 +75,9 @@ def svg(rows, path):
         pts = [(x(r["margin"]), y(200 if key == "fixed" else r[key]["mean"])) for r in rows]
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="' +
                      " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + '"/>')
-        parts.append(f'<line x1="{L + 10}" x2="{L + 30}" y1="{T + 12 + 16 * i}" '
-                     f'y2="{T + 12 + 16 * i}" stroke="{colour}" stroke-width="2"/>'
-                     f'<text x="{L + 36}" y="{T + 16 + 16 * i}">{label}</text>')
+        ly = H - B + 52 + 16 * i
+        parts.append(f'<line x1="{L + 10}" x2="{L + 30}" y1="{ly}" y2="{ly}" stroke="{colour}" '
+                     f'stroke-width="2"/><text x="{L + 36}" y="{ly + 4}">{label}</text>')
     parts.append('</svg>')
     with open(path, "w") as f:
         f.write("\n".join(parts) + "\n")
@@ -85,22 +94,28 @@ def main():
             fixed = validate(ltt, pool, draws, [])
             row = {"u1": u1, "margin": fixed["purity_margin"],
                    "fixed_rate": fixed["certification"]["rate"],
-                   "fixed_false": fixed["false_certification"]["rate"]}
-            for rule in RULES:
-                s = validate(ltt, pool, draws, ["--procedure", "sequential", "--stop", rule])
-                row[rule] = dict(s["labels_used"], rate=s["certification"]["rate"],
-                                 false=s["false_certification"]["rate"],
-                                 false_upper=s["false_certification"]["upper"])
+                   "fixed_false": fixed["false_certification"]["rate"],
+                   "fixed_depth": mean_depth(fixed)}
+            for key, order, rule in RUNS:
+                s = validate(ltt, pool, draws, ["--procedure", "sequential", "--order", order,
+                                                "--stop", rule])
+                row[key] = dict(s["labels_used"], rate=s["certification"]["rate"],
+                                false=s["false_certification"]["rate"],
+                                false_upper=s["false_certification"]["upper"],
+                                depth=mean_depth(s))
             rows.append(row)
             print(row, file=sys.stderr, flush=True)
-    print("| u1 | purity margin | fixed n = 200: rate | false | auto: rate | false | labels mean"
-          " / median / p90 / max | target:0: rate | labels mean |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| u1 | purity margin | fixed n = 200: rate / false / depth | defaults: rate / false /"
+          " depth | labels mean / median / p90 / max | target:0: rate / labels |"
+          " uniform, auto: rate / depth / labels |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        a, t = r["auto"], r["target:0"]
-        print(f"| {r['u1']:.2f} | {r['margin']:+.3f} | {r['fixed_rate']:.3f} | {r['fixed_false']:.3f}"
-              f" | {a['rate']:.3f} | {a['false']:.3f} | {a['mean']:.1f} / {a['median']:g} / "
-              f"{a['p90']} / {a['max']} | {t['rate']:.3f} | {t['mean']:.1f} |")
+        a, t, u = r["auto"], r["target:0"], r["uniform"]
+        print(f"| {r['u1']:.2f} | {r['margin']:+.3f} | {r['fixed_rate']:.3f} / "
+              f"{r['fixed_false']:.3f} / {r['fixed_depth']:.2f} | {a['rate']:.3f} / "
+              f"{a['false']:.3f} / {a['depth']:.2f} | {a['mean']:.1f} / {a['median']:g} / "
+              f"{a['p90']} / {a['max']} | {t['rate']:.3f} / {t['mean']:.1f} | {u['rate']:.3f} / "
+              f"{u['depth']:.2f} / {u['mean']:.1f} |")
     here = os.path.dirname(os.path.abspath(__file__))
     svg(rows, os.path.join(here, "images", "sequential_labels.svg"))
 
