@@ -29,7 +29,7 @@ class SequentialCertifier {
  public:
   SequentialCertifier(py::handle scores, double alpha, double delta, std::int64_t label_cap,
                       std::uint64_t seed, const std::string& stop, const py::object& grid,
-                      double cap_test_share, const std::string& order)
+                      double cap_test_share, const std::string& order, double refusal_rate)
       : stop_(stop) {
     constexpr std::string_view fn = "SequentialCertifier";
     const std::vector<double> s = real_vector(scores, fn, "scores");
@@ -40,6 +40,7 @@ class SequentialCertifier {
     o.cap_test_share = cap_test_share;
     if (!grid.is_none()) o.quantiles = real_vector(grid, fn, "grid");
     o.order = cur::parse_label_order(order);
+    o.refusal_rate = refusal_rate;
     cur::apply_stop_rule(stop, o);
     walk_.emplace(s, o, seed);
   }
@@ -107,11 +108,11 @@ void bind_sequential(py::module_& m) {
       "point the labeling stops. order: 'stratified' (labels from the first uncertified\n"
       "selection) or 'uniform' (the seeded permutation from the top).")
       .def(py::init<py::handle, double, double, std::int64_t, std::uint64_t, const std::string&,
-                    const py::object&, double, const std::string&>(),
+                    const py::object&, double, const std::string&, double>(),
            py::arg("scores"), py::kw_only(), py::arg("alpha") = 0.25, py::arg("delta") = 0.1,
            py::arg("label_cap") = 200, py::arg("seed") = 0, py::arg("stop") = "auto",
            py::arg("grid") = py::none(), py::arg("cap_test_share") = 0.2,
-           py::arg("order") = "stratified")
+           py::arg("order") = "stratified", py::arg("refusal_rate") = 0.05)
       .def("next_id", &SequentialCertifier::next_id)
       .def("planned", &SequentialCertifier::planned, py::arg("count"))
       .def("add_label", &SequentialCertifier::add_label, py::arg("id"), py::arg("unsafe"))

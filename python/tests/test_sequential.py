@@ -71,6 +71,10 @@ def test_a_bad_pool_is_refused_early_and_bad_arguments_are_value_errors():
     c = run(scores, unsafe, seed=2, stop="early-refusal")
     assert c.certificate.reason == "early_refusal" and not c.certificate.certified
     assert c.labels_used < 120
+    # the user's refusal threshold: a higher one refuses no later
+    used = [run(scores, unsafe, seed=2, stop="early-refusal", refusal_rate=r).labels_used
+            for r in (0.01, 0.05, 0.3)]
+    assert used == sorted(used, reverse=True) and used[1] == c.labels_used
     with pytest.raises(ValueError, match="stop"):
         ltt.SequentialCertifier(scores, stop="sometimes")
     with pytest.raises(ValueError, match="label_cap"):

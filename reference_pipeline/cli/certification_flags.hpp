@@ -75,6 +75,7 @@ inline constexpr Flag certify_flags[] = {
      "--sequential: stopping rule, cap, target:J, stall:L, early-refusal or auto", "auto"},
     {"n", FlagKind::count, "--sequential: the label cap", "200"},
     label_order_flag,
+    refusal_rate_flag,
     {"record", FlagKind::text,
      "--sequential: write every label (--labels' and typed ones) here as id,unsafe, to pass "
      "as --labels next time"},

@@ -126,6 +126,7 @@ SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
   r.options.label_cap = args.count("n");
   if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
   r.options.order = read_label_order(args);
+  r.options.refusal_rate = args.real("refusal-rate");
   const cur::CalibratedSelectionOptions fixed = read_selection_flags(args, in);
   r.options.alpha = fixed.alpha;
   r.options.delta = fixed.delta;
@@ -143,7 +144,8 @@ Request read_request(const Arguments& args) {
     read_output_flags(args, in);
     return r;
   }
-  for (const std::string_view flag : {"stop", "n", "interactive", "order", "record"})
+  for (const std::string_view flag :
+       {"stop", "n", "interactive", "order", "record", "refusal-rate"})
     if (args.given(flag)) throw BadInput(cat("--", flag, " needs --sequential"));
   read_label_flags(args, in);
   read_state_value_flags(args, in);

@@ -99,6 +99,14 @@ inline constexpr Flag label_order_flag{
     "uniform (the seeded permutation from the top)",
     "stratified"};
 
+// --refusal-rate of the sequential walk's early refusal (certify --sequential, validate
+// --procedure sequential): the user's threshold on the first step's chance of certifying.
+inline constexpr Flag refusal_rate_flag{
+    "refusal-rate", FlagKind::unit,
+    "sequential early refusal (--stop early-refusal or auto): refuse once the first step is "
+    "still certified with probability at most this",
+    "0.05"};
+
 inline curation::LabelOrder read_label_order(const Arguments& args) {
   const std::string name = args.text("order");
   if (name == "stratified") return curation::LabelOrder::stratified;

@@ -57,6 +57,7 @@ constexpr Flag validate_flags[] = {
      "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal or auto",
      "auto"},
     label_order_flag,
+    refusal_rate_flag,
     {"threads",
      FlagKind::count,
      "worker threads (default: one per hardware thread)",
@@ -379,11 +380,12 @@ int run_validate(const Invocation& call) {
   options.quantiles = grid_quantiles(args->text("grid"));
   const bool sequential = args->text("procedure") == "sequential";
   if (!sequential) options.procedure = read_procedure(args->text("procedure"));
-  for (const std::string_view flag : {"stop", "order"})
+  for (const std::string_view flag : {"stop", "order", "refusal-rate"})
     if (args->given(flag) && !sequential)
       throw BadInput(cat("--", flag, ": applies to --procedure sequential only"));
   ltt::curation::SequentialSelectionOptions walk;
   walk.order = read_label_order(*args);
+  walk.refusal_rate = args->real("refusal-rate");
   try {
     ltt::curation::apply_stop_rule(args->text("stop"), walk);
   } catch (const std::invalid_argument&) {

@@ -366,4 +366,10 @@ TEST_CASE("ltt certify --sequential: flags checked before any file is read") {
       "--interactive needs --sequential");
   refused(certify("--labels '" + label_file("cap.csv", 3) + "' --n 1001"),
           "--n: 1001 must not exceed the pool size 1000");
+  for (const std::string flag : {"--order uniform", "--record r.csv", "--refusal-rate 0.1"})
+    refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' " + flag,
+            flag.substr(0, flag.find(' ')) + " needs --sequential");
+  refused(certify("--labels '" + missing + "' --order sorted"),
+          "--order: 'sorted' is not one of stratified, uniform");
+  refused(certify("--labels '" + missing + "' --refusal-rate 2"), "--refusal-rate");
 }

@@ -273,6 +273,27 @@ TEST_CASE(
   REQUIRE(uniform.code == 0);
   CHECK(json_object(uniform.out).at("order") == "\"uniform\"");
   CHECK(number(field(json_object(uniform.out).at("labels_used"), "mean")) == 150.0);
+  // --refusal-rate: the user's threshold of early refusal, the library's numbers
+  const Pool bad = write_pool("pool_refusing.csv", 1000, 0.45, 0.5);
+  double previous_mean = 1e9;
+  for (const double rate : {0.01, 0.05, 0.3}) {
+    const Result r = run_ltt("validate --pool '" + bad.file + "' --procedure sequential " +
+                             "--stop early-refusal --refusal-rate " + std::to_string(rate) +
+                             " --n 150 --draws 100 --seed 2 --json");
+    REQUIRE(r.code == 0);
+    ltt::curation::ValidationOptions o;
+    o.calibration_size = 150;
+    o.draws = 100;
+    o.seed = 2;
+    ltt::curation::SequentialSelectionOptions walk;
+    ltt::curation::apply_stop_rule("early-refusal", walk);
+    walk.refusal_rate = rate;
+    const auto v = ltt::curation::validate_sequential(bad.scores, bad.unsafe, o, walk);
+    const double mean = number(field(json_object(r.out).at("labels_used"), "mean"));
+    CHECK(mean == v.labels_used.mean);
+    CHECK(mean <= previous_mean);  // a higher threshold refuses no later
+    previous_mean = mean;
+  }
   const Result misplaced = run_ltt("validate --pool '" + pool.file + "' --order uniform --n 10");
   CHECK(misplaced.code == 2);
   CHECK(misplaced.err.find("--order: applies to --procedure sequential only") != std::string::npos);
