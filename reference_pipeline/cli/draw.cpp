@@ -42,6 +42,8 @@ constexpr Flag draw_flags[] = {
     {"sequential", FlagKind::boolean,
      "the label order of the sequential walk (ltt certify --sequential): label from the top"},
     label_order_flag,
+    {"scores", FlagKind::text,
+     "--sequential with --dataset: one score per episode (.npy, or CSV id,score), as certify's"},
     {"grid", FlagKind::text, "--sequential: score quantiles of the thresholds (certify's --grid)",
      paper_grid_text},
 };
@@ -62,10 +64,10 @@ constexpr Command draw_command{
     "the draw `ltt certify --draw n --seed S` and `ltt curate --draw n --seed S` make. Label\n"
     "them (unsafe 0 or 1) into a CSV id,unsafe and pass it as --labels. With --sequential:\n"
     "the sequential walk's label order for --seed (--n cuts it). The stratified order (the\n"
-    "default, from the pool's scores) lists the ids asked for while nothing is certified;\n"
-    "`ltt certify --sequential` names the next ones once a step is. --order uniform lists the\n"
-    "seeded permutation of the whole pool, every prefix a uniform draw. Label from the top\n"
-    "and stop when the walk says so.",
+    "default, from the pool's scores or --scores) lists the ids asked for while nothing is\n"
+    "certified; `ltt certify --sequential` names the next ones once a step is. --order\n"
+    "uniform lists the seeded permutation of the whole pool, every prefix a uniform draw.\n"
+    "Label from the top and stop when the walk says so.",
     draw_flags};
 
 }  // namespace
@@ -78,15 +80,18 @@ int run_draw(const Invocation& call) {
                                      : "missing --pool (or --dataset)");
   const bool sequential = args->flag("sequential");
   if (!sequential && !args->has("n")) throw BadInput("missing required flag --n");
-  for (const std::string_view flag : {"order", "grid"})
+  for (const std::string_view flag : {"order", "grid", "scores"})
     if (args->given(flag) && !sequential) throw BadInput(cat("--", flag, " needs --sequential"));
   const curation::LabelOrder order =
       sequential ? read_label_order(*args) : curation::LabelOrder::uniform;
   const bool stratified = sequential && order == curation::LabelOrder::stratified;
-  if (stratified && args->has("dataset"))
+  if (args->has("scores") && !(stratified && args->has("dataset")))
     throw BadInput(
-        "--sequential: the stratified order needs the pool's scores: --pool with a score column "
-        "(or a .npy of scores), or --order uniform");
+        "--scores: applies to --dataset in the stratified order (a pool file holds its scores)");
+  if (stratified && args->has("dataset") && !args->has("scores"))
+    throw BadInput(
+        "--sequential: the stratified order needs the episodes' scores: --scores FILE (as "
+        "certify's), or --order uniform");
   const std::optional<std::int64_t> n_given = args->optional_count("n");
   if (n_given && *n_given < 1) throw BadInput("--n: 0 must be at least 1");
   const auto seed = static_cast<std::uint64_t>(args->count("seed"));
@@ -94,14 +99,19 @@ int run_draw(const Invocation& call) {
   if (args->has("out")) {
     out = args->text("out");
     const std::string_view input = args->has("pool") ? "pool" : "dataset";
-    check_output("out", *out, Destination::file, {{input, args->text(input)}}, {});
+    NamedPaths inputs{{input, args->text(input)}};
+    if (args->has("scores")) inputs.emplace_back("scores", args->text("scores"));
+    check_output("out", *out, Destination::file, inputs, {});
   }
 
   PoolFile pool;
   if (args->has("pool")) {
     pool = read_pool(args->text("pool"), stratified);
   } else {
-    pool = dataset_pool(data::load_dsrl_pool(args->text("dataset")), args->text("dataset"));
+    const data::DsrlPool dataset = data::load_dsrl_pool(args->text("dataset"));
+    pool = dataset_pool(dataset, args->text("dataset"));
+    if (args->has("scores"))
+      pool.pool.score = read_episode_scores(args->text("scores"), pool, dataset);
   }
   if (n_given && *n_given > pool.size())
     throw BadInput(cat("--n: ", std::to_string(*n_given), " must not exceed the pool size ",

@@ -180,6 +180,14 @@ TEST_CASE("ltt certify --dataset --sequential: the walk on a DSRL file, the sele
   o.label_cap = std::min<std::int64_t>(200, t.episodes());
   cur::apply_stop_rule("auto", o);
   cur::SequentialWalk walk(t.score, o, 3);
+  // ltt draw --sequential lists the walk's first ids from the episodes' scores
+  const Result draw = shell("cd '" + dataset_dir().string() + "' && '" + std::string(LTT_PROGRAM) +
+                            "' draw --dataset " + dataset_name() +
+                            " --scores scores.npy --sequential --seed 3 --n 5");
+  REQUIRE_MESSAGE(draw.code == 0, draw.err);
+  std::string first_five;
+  for (const std::int64_t e : walk.planned(5)) first_five += std::to_string(e) + "\n";
+  CHECK(draw.out == first_five);
   std::ofstream labels(dataset_dir() / "seq_labels.csv");
   labels << "id,unsafe\n";
   while (!walk.stopping_reason()) {

@@ -54,8 +54,11 @@ TEST_CASE("ltt draw --sequential: the walk's label order, whole or a prefix") {
   CHECK(first.out == top.str());
   const Result dataset_no_scores = run_ltt("draw --dataset missing.hdf5 --sequential");
   CHECK(dataset_no_scores.code == 2);
-  CHECK(dataset_no_scores.err.find("the stratified order needs the pool's scores") !=
+  CHECK(dataset_no_scores.err.find("the stratified order needs the episodes' scores") !=
         std::string::npos);
+  const Result pool_scores = run_ltt("draw --pool '" + pool + "' --sequential --scores s.npy");
+  CHECK(pool_scores.code == 2);
+  CHECK(pool_scores.err.find("--scores: applies to --dataset") != std::string::npos);
 
   const Result no_n = run_ltt("draw --pool '" + pool + "' --seed 21");
   CHECK(no_n.code == 2);
