@@ -214,8 +214,7 @@ int run_sequential(const Invocation& call, const Arguments& args, const Request&
   if (args.flag("json"))
     call.out << json_text.str();
   else
-    write_sequential_summary(call.out, run, c, pool, in, sr,
-                             static_cast<std::int64_t>(selection.written.size()));
+    write_sequential_summary(call.out, run, c, pool, in, sr, selection, inputs.dsrl());
   return 0;
 }
 

@@ -39,6 +39,7 @@
 #include <data/dsrl.hpp>
 
 #include "bad_input.hpp"
+#include "certificate_summary.hpp"
 #include "certification.hpp"
 #include "certification_flags.hpp"
 #include "format.hpp"
@@ -258,7 +259,7 @@ inline std::string planned_list(const SequentialRun& run, const PoolFile& pool) 
 inline void write_sequential_summary(std::ostream& out, const SequentialRun& run,
                                      const cur::SequentialCertificate& c, const PoolFile& pool,
                                      const Inputs& in, const SequentialRequest& request,
-                                     std::int64_t written) {
+                                     const GateResult& selection, const data::DsrlPool* dataset) {
   out << "sequential certification of " << pool.name << ": " << c.pool_size << " trajectories, "
       << cur::label_order_name(c.order) << " label order of --seed " << in.seed << ", cap "
       << c.label_cap << ", --stop " << request.stop << "\n"
@@ -288,10 +289,8 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
         << shortest(c.alpha) << " of S(lambda) unsafe] <= delta = " << shortest(c.delta) << "\n";
   else
     out << "nothing certified (a sequential refusal has no uncertified fallback)\n";
-  if (in.selection_file) out << "wrote " << written << " ids to " << *in.selection_file << "\n";
-  if (in.transition_mask_file)
-    out << "wrote the transition mask to " << *in.transition_mask_file << "\n";
-  if (in.certificate_file) out << "wrote the certificate to " << *in.certificate_file << "\n";
+  write_files_summary(out, in, selection, static_cast<std::int64_t>(selection.written.size()),
+                      dataset);
   if (in.record_file)
     out << "wrote " << run.labels().size() << " labels to " << *in.record_file
         << " (pass it as --labels to go on)\n";
