@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,9 +110,11 @@ inline constexpr Flag refusal_rate_flag{
 
 inline curation::LabelOrder read_label_order(const Arguments& args) {
   const std::string name = args.text("order");
-  if (name == "stratified") return curation::LabelOrder::stratified;
-  if (name == "uniform") return curation::LabelOrder::uniform;
-  throw BadInput(cat("--order: ", in_quotes(name), " is not one of stratified, uniform"));
+  try {
+    return curation::parse_label_order(name);
+  } catch (const std::invalid_argument&) {
+    throw BadInput(cat("--order: ", in_quotes(name), " is not one of stratified, uniform"));
+  }
 }
 
 }  // namespace ltt::cli
