@@ -3,38 +3,46 @@
 // <curation/calibrated_selection.hpp> with labels bought one at a time, stopped as soon as the
 // answer is known. The grid, the nested selections S(lambda_j) and the hypotheses
 // H_j: U_j >= U*_j = floor(alpha N_j) + 1 are those of the fixed-n walk; only the p-values
-// change, to the anytime-valid ones of <ltt/sequential_pvalue.hpp>.
+// change, to anytime-valid ones.
 //
-// Labels come in a uniformly random order fixed by a seed (draw_label_order: the first
-// label_cap positions of a uniform permutation of the pool). Every prefix is then a uniform
-// draw without replacement from the pool, and the labels that land in S_j arrive as a uniform
-// draw without replacement from S_j, which is what makes each p_j(t) anytime valid.
+// Labels come in the seeded label order of <curation/label_order.hpp>:
+//  - uniform: a uniform permutation of the pool from the top; the labels that land in S_j are
+//    a uniform draw without replacement from S_j, and H_j is tested with the one-selection
+//    p-value of <ltt/sequential_pvalue.hpp> on them;
+//  - stratified (the default): labels only from the first uncertified selection S_d, stratum
+//    by stratum (D_k = S_k \ S_{k-1}); each stratum's labels are a uniform draw from it, H_1
+//    is tested as above (all its labels are D_0's), and the first uncertified H_j (j >= 2)
+//    across strata D_0..D_j with <ltt/stratified_sequential_pvalue.hpp>.
 //
-// After every label, each p_j it lands in is updated and the strict fixed-sequence walk is
+// After every label the p-values it moves are updated and the strict fixed-sequence walk is
 // rerun on the current p_j(t). The p_j(t) are running minima, so once H_j is rejected it stays
 // rejected and the certified depth never decreases; the walk is kept incrementally, which is
 // the same walk as ltt::fixed_sequence on the current p-values.
 //
-// Power: each H_j is tested twice, by the anytime p-value at delta (1 - w) after every label
-// and, if the run reaches the cap, by the exact fixed-n composition test of the cap's labels
-// (ltt::composition_pvalue on m_j, k_j) at delta w; p_j = min(1, p_anytime/(1-w), p_cap/w).
-// The exact test at the fixed time label_cap is valid (given m_j the labels in S_j are a
-// uniform draw from it), so Pr[either rejects a true H_j] <= delta (1 - w) + delta w = delta
-// (a union bound). w = cap_test_share, 0.2 by default; the prior is sequential_default_prior.
+// Power: a hypothesis is tested twice, by the anytime p-value at delta (1 - w) after every
+// label and, if the run reaches the cap, by the exact fixed-n composition test of the cap's
+// labels (ltt::composition_pvalue on m_j, k_j) at delta w; p_j = min(1, p_anytime/(1-w),
+// p_cap/w). The exact test is on a sample of fixed size at a fixed time (uniform order: the
+// cap's labels in S_j, given m_j a uniform draw from it; stratified order: H_1 only, in a run
+// that reaches the cap with nothing certified, all label_cap labels drawn from S_1), so
+// Pr[either rejects a true H_j] <= delta (1 - w) + delta w = delta (a union bound). The
+// stratified order's deeper H_j have no cap test and spend all of delta on the anytime one.
+// w = cap_test_share, 0.2 by default; the prior is sequential_default_prior.
 //
 // Why a certificate at any stopping time is valid: let H_s be the first true null in grid
 // order. A false certification needs H_s rejected at the stopping time T, i.e. p_s(T) <= delta,
-// which implies that the anytime p-value of H_s reached delta (1 - w) at some t (probability
-// at most delta (1 - w) by Ville's inequality, whatever T is) or the exact test at the cap
-// rejected H_s (probability at most delta w, whether or not the run reached the cap). The
-// stopping rules, applied after each label:
-//  - label_cap: label_cap labels used;
+// which implies that the anytime test of H_s crossed its level at some t (Ville's inequality,
+// whatever T is) or the exact test at the cap rejected H_s: probability at most delta. The
+// stopping rules, applied after each label, in this order:
 //  - target_certified: step target_step (or a deeper one) is certified;
-//  - early_refusal: nothing is certified and even if the labels left under the cap that land
-//    in S_1 (as many as land there except with probability refusal_rate) were all safe, H_1
-//    would not be rejected: H_1 is still rejected with probability at most refusal_rate;
+//  - label_cap: label_cap labels used;
+//  - early_refusal: nothing is certified and H_1 would not be rejected even by a lucky rest of
+//    the labels under the cap (refusal_is_clear): H_1 is still rejected with probability at
+//    most refusal_rate;
 //  - stalled: every step is certified, or the depth has not grown for stall_labels labels
-//    and the closed-form forecast of the next step at the cap is below stall_rate.
+//    and the closed-form forecast of the next step at the cap is below stall_rate;
+//  - decided (stratified order): every step is certified, or the first uncertified selection
+//    is labeled in full, so no label left can change the certificate.
 // apply_stop_rule sets them from a `--stop` name (cap, target:J, stall:L, early-refusal, auto).
 // Each is a stopping time of the label sequence, and the bound above holds at every stopping
 // time, so none of them costs validity; they only decide how many labels are bought. (A run

@@ -1,8 +1,8 @@
 #pragma once
 // Guarantee validation of the sequential walk (<curation/sequential_selection.hpp>, issue 16):
 // the harness of <curation/validation.hpp> with one random label order per draw instead of one
-// calibration sample, walked until its stopping rule fires. Per draw d, the order is
-// draw_label_order(N, cap, validation_draw_seed(seed, d)), so any run replays through
+// calibration sample, walked until its stopping rule fires. Per draw d, the label order (of
+// walk.order) is seeded by validation_draw_seed(seed, d), so any run replays through
 // sequential_selection(scores, unsafe, that seed, options). Reported: certification, false
 // certification Pr[certified and violated] (at most delta, docs/sequential.md), the
 // conditional violation, the returned-step histogram, the labels used per run (mean, median,
@@ -47,8 +47,8 @@ struct SequentialValidationDraw {
 };
 
 // The guarantee validation of the sequential walk (<curation/sequential_selection.hpp>): per
-// draw, one label order draw_label_order(N, cap, validation_draw_seed(seed, d)) walked until
-// its stopping rule fires. Same quantities as GuaranteeValidation (no closed form, no triple:
+// draw, one label order seeded by validation_draw_seed(seed, d), walked until its stopping
+// rule fires. Same quantities as GuaranteeValidation (no closed form, no triple:
 // both price the fixed-n walk), plus the labels used and how often each rule stopped a run.
 struct SequentialValidation {
   std::int64_t pool_size = 0;
