@@ -40,17 +40,22 @@ void write_interval(JsonWriter& json, std::string_view name, const Interval& i) 
       .end_object();
 }
 
+// An evaluation's cost and its deployed-policy bounds (the keys both evaluation objects share).
+void write_cost_bounds(JsonWriter& json, const Evaluation& e) {
+  json.field("mean_cost", e.mean_cost)
+      .field("over_budget", e.over_budget)
+      .field("delta", e.delta)
+      .field("over_budget_probability_upper", e.over_budget_upper)
+      .field("cost_upper", e.cost_upper);
+}
+
 void write_evaluation(JsonWriter& json, const Evaluation& e) {
   json.key("evaluation")
       .begin_object()
       .field("episodes", static_cast<std::int64_t>(e.costs.size()))
-      .field("mean_return", e.mean_return)
-      .field("mean_cost", e.mean_cost)
-      .field("over_budget", e.over_budget)
-      .field("delta", e.delta)
-      .field("over_budget_probability_upper", e.over_budget_upper)
-      .field("cost_upper", e.cost_upper)
-      .end_object();
+      .field("mean_return", e.mean_return);
+  write_cost_bounds(json, e);
+  json.end_object();
 }
 
 // Where a clone's cost comes from: the data it was trained on, and the gap cloning adds.
@@ -65,13 +70,9 @@ void write_fidelity(JsonWriter& json, const MethodSummary& m) {
   json.key("pooled")
       .begin_object()
       .field("seeds", m.cost.samples)
-      .field("episodes", static_cast<std::int64_t>(m.pooled.costs.size()))
-      .field("mean_cost", m.pooled.mean_cost)
-      .field("over_budget", m.pooled.over_budget)
-      .field("delta", m.pooled.delta)
-      .field("over_budget_probability_upper", m.pooled.over_budget_upper)
-      .field("cost_upper", m.pooled.cost_upper)
-      .end_object();
+      .field("episodes", static_cast<std::int64_t>(m.pooled.costs.size()));
+  write_cost_bounds(json, m.pooled);
+  json.end_object();
 }
 
 // The pool and the settings the run used (what --config replays).
