@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arguments.hpp"
+#include "curation_flags.hpp"
 
 using namespace ltt::cli;
 
@@ -92,4 +93,10 @@ TEST_CASE("Arguments: reading a flag the table lacks, or as the wrong kind, is a
   CHECK_THROWS_AS(a.real("N"), std::logic_error);
   CHECK_THROWS_AS(a.count("alpha"), std::logic_error);
   CHECK_THROWS_AS(a.real("target"), std::logic_error);  // no value, no default
+}
+
+TEST_CASE("--grid's default text is the paper's grid") {
+  const std::vector<double> parsed = ltt::cli::grid_quantiles(ltt::cli::paper_grid_text);
+  CHECK(parsed == std::vector<double>(ltt::curation::paper_grid_quantiles.begin(),
+                                      ltt::curation::paper_grid_quantiles.end()));
 }
