@@ -61,6 +61,7 @@ class LabelQueue {
                                       static_cast<std::int64_t>(stratum_.size()), seed)),
         members_(static_cast<std::size_t>(strata)),
         taken_(static_cast<std::size_t>(strata), 0) {
+    if (order_ == LabelOrder::uniform) return;  // reads the permutation itself
     for (const std::int64_t position : permutation_) {
       const std::int64_t k = stratum_[static_cast<std::size_t>(position)];
       if (k < strata) members_[static_cast<std::size_t>(k)].push_back(position);
@@ -126,9 +127,10 @@ class LabelQueue {
   LabelOrder order_;
   std::vector<std::int64_t> stratum_;
   std::vector<std::int64_t> permutation_;
-  std::vector<std::vector<std::int64_t>> members_;  // per stratum, in permutation order
-  std::vector<std::int64_t> taken_;                 // labeled per stratum (stratified)
-  std::size_t cursor_ = 0;                          // labeled so far (uniform)
+  // stratified: per stratum, its members in permutation order and how many are labeled
+  std::vector<std::vector<std::int64_t>> members_;
+  std::vector<std::int64_t> taken_;
+  std::size_t cursor_ = 0;  // uniform: labeled so far
 };
 
 }  // namespace ltt::curation
