@@ -9,6 +9,7 @@
 #include <curation/label_order.hpp>
 #include <curation/mean_cost_certificate.hpp>
 #include <curation/preference_pairs.hpp>
+#include <curation/rank_correlation.hpp>
 #include <curation/reward_curation.hpp>
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>

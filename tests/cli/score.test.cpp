@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
+#include <curation/rank_correlation.hpp>
 #include <data/dsrl.hpp>
 #include <data/npy.hpp>
 
-#include "../support/spearman.hpp"
 #include "run_program.hpp"
 
 using namespace ltt_cli_test;
-using ltt_test::spearman;
+using ltt::curation::spearman;
 namespace fs = std::filesystem;
 
 namespace {
