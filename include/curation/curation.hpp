@@ -17,5 +17,6 @@
 #include <curation/sequential_selection.hpp>
 #include <curation/threshold_grid.hpp>
 #include <curation/trajectory_pool.hpp>
+#include <curation/true_composition.hpp>
 #include <curation/v_filter.hpp>
 #include <curation/validation.hpp>
