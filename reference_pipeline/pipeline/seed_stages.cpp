@@ -1,6 +1,6 @@
 // The stages of one pipeline seed (pipeline.hpp): score -> certify -> curate -> diagnose ->
-// the labels-only control -> clone_and_evaluate, and the table of methods whose selections the
-// last stage clones.
+// the labels-only control -> score_quality -> clone_and_evaluate, and the table of methods
+// whose selections the last stage clones.
 #include "pipeline/pipeline.hpp"
 
 #include "pipeline/check.hpp"
@@ -93,6 +93,7 @@ ScoreStage score(const BehaviorPool& pool, const PipelineOptions& options, std::
       learning::trajectory_scores(value.ensemble, pool.observations, od, pool.offsets, {}, backend);
   r.score_cost_spearman = curation::spearman(r.scores, pool.episodic_cost);
   r.value = std::move(value.ensemble);
+  r.drawn_pairs = std::move(drawn);
   return r;
 }
 
@@ -171,6 +172,26 @@ LabelsOnlyFilter labels_only_control(const BehaviorPool& pool,
                     " labeled trajectories, ", std::to_string(classifier.epochs), " epochs"));
   return labels_only_filter(pool.observations, pool.observation_dim, pool.offsets, calibration,
                             classifier, *options.backend);
+}
+
+ScoreQuality diagnose_scores(const BehaviorPool& pool, const SeedResult& seed,
+                             const PipelineOptions& options) {
+  ScoreQualityInputs in;
+  in.preference_scores = seed.scores;
+  in.labels_only_scores = seed.labels_only.scores;
+  in.episodic_cost = pool.episodic_cost;
+  in.episodic_return = pool.episodic_return;
+  in.unsafe = pool.unsafe;
+  in.pairs = &seed.drawn_pairs;
+  in.v_filter_fraction = seed.v_filter.safe_fraction;
+  in.v_filter_count = seed.v_filter.count;
+  in.certified = seed.calibrated.certificate.certified;
+  ScoreQualityOptions o;
+  o.alpha = options.calibration.alpha;
+  o.delta = options.calibration.delta;
+  o.quantiles = options.calibration.quantiles;
+  o.calibration_size = options.calibration_size;
+  return score_quality(in, o);
 }
 
 namespace {

@@ -1,7 +1,11 @@
 // Tests for reference_pipeline/pipeline/score_quality.hpp: the purity curve and margin of a
 // pool worked by hand (ties at a threshold, a merged quantile), the pairs' disagreement with
-// the episode-level cost order on constructed pairs, the stage attribution's four cases.
+// the episode-level cost order on constructed pairs, the stage attribution's four cases, and
+// on tiny pipeline runs the preference scorer's numbers equal, bit for bit, the seed's own
+// oracle diagnostics (the same code path), and a pool built to refuse is the data's.
 
+#include <pipeline/pipeline.hpp>
+#include <pipeline/report.hpp>
 #include <pipeline/score_quality.hpp>
 
 #include <doctest/doctest.h>
@@ -11,6 +15,7 @@
 #include "../support/throws.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -228,4 +233,68 @@ TEST_CASE("score_quality: the five scorers of a constructed pool, and the Spearm
   const std::vector<double> short_cost{1, 2};
   in.episodic_cost = short_cost;
   ltt_test::check_throws_naming([&] { (void)pl::score_quality(in, o); }, "inputs.episodic_cost");
+}
+
+namespace {
+
+pl::PipelineOptions tiny(const std::string& task) {
+  pl::PipelineOptions o = pl::preset_options("tiny", task);
+  o.scratch = std::filesystem::path(LTT_PIPELINE_SCRATCH) / ("score-quality-" + task);
+  o.seeds = {1, 2};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("run_pipeline: the preference scorer is the seed's oracle diagnostics, bit for bit") {
+  const pl::PipelineResult r = pl::run_pipeline(tiny("point-goal"));
+  for (const pl::SeedResult& s : r.seeds) {
+    CAPTURE(s.seed);
+    const pl::ScoreQuality& q = s.score_quality;
+    REQUIRE(q.scorers.size() == pl::scorer_count);
+    const pl::ScorerQuality& pref = q.scorers[static_cast<std::size_t>(pl::Scorer::preference)];
+    REQUIRE(pref.curve.steps.size() == s.grid.size());
+    for (std::size_t j = 0; j < s.grid.size(); ++j) {
+      CHECK(pref.curve.steps[j].quantile == s.grid[j].quantile);
+      CHECK(pref.curve.steps[j].N == s.grid[j].N);
+      CHECK(pref.curve.steps[j].U == s.grid[j].U);
+      CHECK(pref.curve.steps[j].unsafe_fraction == s.grid[j].unsafe_fraction);
+    }
+    CHECK(pref.curve.purity_margin == s.purity_margin);
+    CHECK(pref.certification_rate == s.first_step_rate);
+    CHECK(q.spearman_score_cost == s.score_cost_spearman);
+    // The V-filter and Labels-only methods are these cuts.
+    const auto method = [&](pl::Method m) { return s.methods[static_cast<std::size_t>(m)]; };
+    CHECK(q.v_filter_count == s.v_filter.count);
+    CHECK(q.v_filter_fraction == s.v_filter.safe_fraction);
+    if (s.v_filter.count > 0) {
+      CHECK(pref.unsafe_fraction_at_v_filter_fraction ==
+            method(pl::Method::v_filter).selection_unsafe_fraction);
+      CHECK(q.scorers[static_cast<std::size_t>(pl::Scorer::labels_only)]
+                .unsafe_fraction_at_v_filter_fraction ==
+            method(pl::Method::labels_only).selection_unsafe_fraction);
+    }
+    CHECK(q.pairs.attempts == s.pair_attempts);
+    CHECK(q.pairs.ties == s.pair_ties);
+    CHECK(q.pairs.labeled == s.pairs);
+    CHECK((q.stage.stage == pl::RefusalStage::certified) == s.calibrated.certificate.certified);
+    CHECK_FALSE(q.stage.text.empty());
+  }
+  CHECK(r.seeds[0].score_quality.spearman_cost_return ==
+        r.seeds[1].score_quality.spearman_cost_return);  // the pool's, not the seed's
+  CHECK(pl::report_json(r).find("\"score_quality\":{\"spearman_score_cost\":") !=
+        std::string::npos);
+}
+
+TEST_CASE("run_pipeline on point-goal-reckless: a refusal is the data's") {
+  // Built with almost no safe trajectory (docs/pipeline.md): even the oracle's top selection is
+  // more than alpha unsafe.
+  pl::PipelineOptions o = tiny("point-goal-reckless");
+  o.seeds = {1};
+  const pl::PipelineResult r = pl::run_pipeline(o);
+  const pl::SeedResult& s = r.seeds.front();
+  REQUIRE_FALSE(s.calibrated.certificate.certified);
+  CHECK(s.score_quality.scorers[static_cast<std::size_t>(pl::Scorer::oracle)].curve.purity_margin <
+        0);
+  CHECK(s.score_quality.stage.stage == pl::RefusalStage::data);
 }
