@@ -284,6 +284,15 @@ TEST_CASE("run_pipeline: the preference scorer is the seed's oracle diagnostics,
         r.seeds[1].score_quality.spearman_cost_return);  // the pool's, not the seed's
   CHECK(pl::report_json(r).find("\"score_quality\":{\"spearman_score_cost\":") !=
         std::string::npos);
+  const std::string md = pl::report_markdown(r);
+  CHECK(md.find("## Score quality: which stage a refusal is") != std::string::npos);
+  CHECK(md.find("![purity curves](purity_curves.svg)") != std::string::npos);
+  for (const pl::SeedResult& s : r.seeds)
+    CHECK(md.find(s.score_quality.stage.text) != std::string::npos);
+  const std::string svg = pl::purity_curves_svg(r);
+  for (std::size_t k = 0; k < pl::scorer_count; ++k)
+    CHECK(svg.find(std::string(pl::scorer_name(static_cast<pl::Scorer>(k)))) != std::string::npos);
+  CHECK(svg.find("alpha = 0.25") != std::string::npos);
 }
 
 TEST_CASE("run_pipeline on point-goal-reckless: a refusal is the data's") {
