@@ -6,6 +6,12 @@ seed's score_quality consistent with the seed's other fields (the preference sco
 curve, margin and rate equal to its oracle diagnostics, bit for bit).
 
     python3 check_pipeline_report.py DIR TASK
+    python3 check_pipeline_report.py --score DIR DATASET GRID
+
+The second form checks `ltt score`'s score.json in DIR against a recomputation from
+DIR/scores.npy and the DSRL DATASET (numpy, h5py, scipy's spearmanr): the three Spearman
+correlations and, when score.json has a score_quality object, the purity curve on GRID (the
+comma-separated quantiles given to --grid), its margin and first step.
 
 Exits non-zero with a message on the first failed check.
 """
@@ -275,7 +281,63 @@ def check_corridor(report):
     return ["report.md", "corridor.svg"]
 
 
+def read_dataset(path):
+    """Per-episode cost and return of a DSRL file or .npy directory: episodes end where
+    terminals | timeouts, the rows after the last end are in none."""
+    import numpy as np
+    keys = ("rewards", "costs", "terminals", "timeouts")
+    if path.is_dir():
+        cols = {k: np.load(path / f"{k}.npy") for k in keys}
+    else:
+        import h5py
+        with h5py.File(path, "r") as f:
+            cols = {k: f[k][()] for k in keys}
+    ends = np.flatnonzero(np.logical_or(cols["terminals"], cols["timeouts"]))
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    cost = [math.fsum(cols["costs"][a:b + 1].astype(float)) for a, b in zip(starts, ends)]
+    ret = [math.fsum(cols["rewards"][a:b + 1].astype(float)) for a, b in zip(starts, ends)]
+    return cost, ret
+
+
+def check_score(folder, dataset, grid):
+    """score.json against scores.npy and the dataset's costs, recomputed here."""
+    from fractions import Fraction
+
+    from scipy.stats import spearmanr
+    report = json.loads((folder / "score.json").read_text())
+    _, scores = read_npy(folder / "scores.npy")
+    cost, ret = read_dataset(dataset)
+    require(len(cost) == len(scores) == report["dataset"]["episodes"], "episode counts")
+    for key, a, b in (("spearman_score_cost", scores, cost), ("spearman_score_return", scores, ret),
+                      ("spearman_cost_return", cost, ret)):
+        rho = spearmanr(a, b).correlation  # average ranks for ties, as curation::spearman
+        require(abs(report[key] - rho) <= 1e-9, f"{key} {report[key]} against scipy {rho}")
+    q = report["score_quality"]
+    if q is None:
+        return
+    unsafe = [c > q["budget"] for c in cost]
+    require(q["unsafe_episodes"] == sum(unsafe), "unsafe episodes")
+    # the grid as threshold_grid.hpp states it: lambda_j the order statistic of rank
+    # floor(q_j (N - 1)) with q_j read as its decimal, ties kept, repeated lambdas merged
+    ordered = sorted(scores)
+    n = len(scores)
+    steps = []
+    for quantile in grid:
+        lam = ordered[math.floor(Fraction(str(quantile)) * (n - 1))]
+        if steps and steps[-1][1] == lam:
+            continue
+        members = [i for i, x in enumerate(scores) if x >= lam]
+        steps.append((quantile, lam, len(members), sum(unsafe[i] for i in members)))
+    got = [(st["quantile"], st["N"], st["U"]) for st in q["purity"]]
+    require(got == [(qq, N, U) for qq, _, N, U in steps], f"purity {got} against {steps}")
+    check_purity("score_quality", q, q["alpha"])
+
+
 def main():
+    if sys.argv[1] == "--score":
+        check_score(Path(sys.argv[2]), Path(sys.argv[3]), [float(x) for x in sys.argv[4].split(",")])
+        print("ok")
+        return
     folder, task = Path(sys.argv[1]), sys.argv[2]
     report = json.loads((folder / "report.json").read_text())
     files = check_corridor(report) if task == "corridor" else check_pipeline(report, task, folder)
