@@ -9,6 +9,7 @@
 #include <curation/label_order.hpp>
 #include <curation/mean_cost_certificate.hpp>
 #include <curation/preference_pairs.hpp>
+#include <curation/rank_correlation.hpp>
 #include <curation/reward_curation.hpp>
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
@@ -16,5 +17,6 @@
 #include <curation/sequential_selection.hpp>
 #include <curation/threshold_grid.hpp>
 #include <curation/trajectory_pool.hpp>
+#include <curation/true_composition.hpp>
 #include <curation/v_filter.hpp>
 #include <curation/validation.hpp>

@@ -12,6 +12,7 @@
 #include <curation/detail/check.hpp>
 #include <curation/sequential_selection.hpp>
 #include <curation/threshold_grid.hpp>
+#include <curation/true_composition.hpp>
 #include <curation/validation.hpp>
 
 #include <algorithm>
@@ -124,7 +125,7 @@ inline SequentialValidation validate_sequential(std::span<const double> scores,
   v.delta = options.delta;
   v.confidence = options.confidence;
   v.merged_quantiles = grid.merged_quantiles;
-  dv::TrueComposition truth = dv::true_composition(grid, scores, unsafe, options.alpha);
+  TrueComposition truth = true_composition(grid, scores, unsafe, options.alpha);
   v.steps = std::move(truth.steps);
   v.pool_unsafe = truth.pool_unsafe;
   v.purity_margin = truth.purity_margin;

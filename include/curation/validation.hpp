@@ -36,6 +36,7 @@
 #include <curation/calibration.hpp>
 #include <curation/detail/check.hpp>
 #include <curation/threshold_grid.hpp>
+#include <curation/true_composition.hpp>
 #include <ltt/bounds.hpp>
 #include <ltt/certificate_triple.hpp>
 #include <ltt/certification_rate.hpp>
@@ -90,19 +91,6 @@ struct ProportionEstimate {
   double lower = 0.0;
   double upper = 1.0;
   bool operator==(const ProportionEstimate&) const = default;
-};
-
-// One step of the threshold grid with the pool's true composition.
-struct ValidationStep {
-  double quantile = 0.0;           // q_j
-  double lambda = 0.0;             // lambda_j
-  std::int64_t N = 0;              // N_j = |S(lambda_j)|
-  std::int64_t U = 0;              // unsafe trajectories in S(lambda_j)
-  std::int64_t null_boundary = 0;  // U*_j = floor(alpha N_j) + 1
-  double unsafe_fraction = 0.0;    // U_j / N_j
-  bool true_null = false;          // U_j >= U*_j: certifying this step is a violation
-  std::int64_t returned = 0;       // draws whose returned threshold is this step
-  bool operator==(const ValidationStep&) const = default;
 };
 
 struct ValidationDraw {
@@ -284,43 +272,6 @@ inline std::int64_t thread_count(const ValidationOptions& options) {
                          : std::max<std::int64_t>(1, std::thread::hardware_concurrency()));
 }
 
-// The pool's true composition on the grid.
-struct TrueComposition {
-  std::vector<ValidationStep> steps;
-  std::int64_t pool_unsafe = 0;
-  double purity_margin = 0.0;
-};
-
-// Each trajectory lands in the shallowest S_j that holds it (lambdas decrease), and U_j is a
-// prefix sum over steps.
-inline TrueComposition true_composition(const ThresholdGrid& grid, std::span<const double> scores,
-                                        std::span<const std::uint8_t> unsafe, double alpha) {
-  TrueComposition t;
-  std::vector<std::int64_t> unsafe_at_step(grid.lambda.size() + 1, 0);
-  for (std::size_t i = 0; i < scores.size(); ++i) {
-    const auto first = std::partition_point(grid.lambda.begin(), grid.lambda.end(),
-                                            [&](double lambda) { return scores[i] < lambda; });
-    unsafe_at_step[static_cast<std::size_t>(first - grid.lambda.begin())] += unsafe[i];
-    t.pool_unsafe += unsafe[i];
-  }
-  std::vector<double> fractions;
-  std::int64_t U = 0;
-  for (std::size_t j = 0; j < grid.lambda.size(); ++j) {
-    ValidationStep s;
-    s.quantile = grid.quantile[j];
-    s.lambda = grid.lambda[j];
-    s.N = grid.selection_size[j];
-    s.U = U += unsafe_at_step[j];
-    s.null_boundary = ltt::null_boundary(s.N, alpha);
-    s.unsafe_fraction = static_cast<double>(s.U) / static_cast<double>(s.N);
-    s.true_null = s.U >= s.null_boundary;
-    t.steps.push_back(s);
-    fractions.push_back(s.unsafe_fraction);
-  }
-  t.purity_margin = ltt::purity_margin(alpha, fractions);
-  return t;
-}
-
 // The triple of every distinct (m_1, k_1) among the draws, set on each draw.
 inline std::vector<ltt::CertificateTriple> draw_triples(GuaranteeValidation& v,
                                                         const ValidationOptions& options,
@@ -433,7 +384,7 @@ inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
   v.confidence = options.confidence;
   v.procedure = options.procedure;
   v.merged_quantiles = grid.merged_quantiles;
-  dv::TrueComposition truth = dv::true_composition(grid, scores, unsafe, alpha);
+  TrueComposition truth = true_composition(grid, scores, unsafe, alpha);
   v.steps = std::move(truth.steps);
   v.pool_unsafe = truth.pool_unsafe;
   v.purity_margin = truth.purity_margin;

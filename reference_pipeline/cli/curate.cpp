@@ -98,6 +98,9 @@ Request read_request(const Arguments& args) {
   in.dataset_store = data::store_for(r.s.dataset);
   read_label_flags(args, in);
   r.options = read_selection_flags(args, in);
+  // --draw's budget labels from the file's costs: score.json's purity uses the same (and the
+  // walk's alpha and grid).
+  if (in.budget) r.s.purity = PurityRequest{*in.budget, r.options.alpha, r.options.quantiles};
   in.scores_file = (r.s.out / "scores.npy").string();
   in.certificate_file = (r.s.out / "certificate.json").string();
 

@@ -321,8 +321,9 @@ pl::PipelineOptions pipeline_options(const Arguments& args, const std::string& t
 void prepare_pipeline_out(const std::filesystem::path& out, const pl::PipelineOptions& o,
                           const Arguments& typed) {
   std::vector<OutputName> names;
-  for (const char* name : {"report.json", "report.md", "score_vs_cost.svg",
-                           "certification_rate.svg", "methods.svg", "cost_histogram.svg"})
+  for (const char* name :
+       {"report.json", "report.md", "score_vs_cost.svg", "certification_rate.svg", "methods.svg",
+        "cost_histogram.svg", "purity_curves.svg"})
     names.push_back({name});
   for (const std::uint64_t seed : o.seeds) {
     const pl::SeedArtifacts at = pl::seed_artifacts(seed);
@@ -345,7 +346,8 @@ void write_report(const Invocation& call, const Arguments& args, const std::file
       {"score_vs_cost.svg", pl::score_cost_svg(result)},
       {"certification_rate.svg", pl::certification_rate_svg(result)},
       {"methods.svg", pl::methods_svg(result)},
-      {"cost_histogram.svg", pl::cost_histogram_svg(result)}};
+      {"cost_histogram.svg", pl::cost_histogram_svg(result)},
+      {"purity_curves.svg", pl::purity_curves_svg(result)}};
   for (const pl::SeedResult& s : result.seeds)
     for (auto& file : seed_files(s)) files.push_back(std::move(file));
   write_files(out, files);
@@ -354,7 +356,8 @@ void write_report(const Invocation& call, const Arguments& args, const std::file
   else
     call.out << pl::run_summary(result) << "\nwritten: " << (out / "report.md").string()
              << ", report.json, score_vs_cost.svg, certification_rate.svg, methods.svg, "
-                "cost_histogram.svg, seed-S/{scores.npy, selection.npy, labels.csv, model.ltt}\n";
+                "cost_histogram.svg, purity_curves.svg, seed-S/{scores.npy, selection.npy, "
+                "labels.csv, model.ltt}\n";
 }
 
 }  // namespace

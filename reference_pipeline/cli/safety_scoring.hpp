@@ -10,7 +10,8 @@
 //                           --model to reuse;
 //                           every refusal (exit 2) happens here, before any training
 //   compute_scores          observations (float32, nothing else of the file) -> the trained or
-//                           loaded ensemble -> V-bar on every row -> one score per episode
+//                           loaded ensemble -> V-bar on every row -> one score per episode ->
+//                           the scores against the file's costs (score_diagnosis)
 //   scoring_files           state_values.npy, scores.npy, model.ltt, score.json
 //
 // state_values.npy has one value per row of the file, the rows of a dropped tail (after the last
@@ -31,7 +32,9 @@
 #include <vector>
 
 #include <curation/preference_pairs.hpp>
+#include <curation/rank_correlation.hpp>
 #include <curation/score_aggregation.hpp>
+#include <curation/trajectory_pool.hpp>
 
 #include <data/array.hpp>
 #include <data/atomic_output.hpp>
@@ -41,6 +44,7 @@
 #include <learning/model_file.hpp>
 #include <learning/safety_value.hpp>
 #include <learning/value_training.hpp>
+#include <pipeline/score_quality.hpp>
 
 #include "bad_input.hpp"
 #include "dataset_file.hpp"
@@ -123,11 +127,68 @@ inline ScoringInputs read_scoring_inputs(const ScoreSettings& s) {
   return in;
 }
 
+// The scores against the file's own costs (oracle: every episode's cost and return read; the
+// pipeline's score-quality diagnostics on a user's file, docs/pipeline.md): Spearman's rho of the
+// scores with episodic cost and return, of cost with return, and with a budget (`ltt score
+// --budget`, `ltt curate --draw --budget`) the scores' purity curve on the grid at alpha, cut as
+// the certificate's walk cuts (pipeline::purity_curve).
+struct ScorePurity {
+  double budget = 0, alpha = 0;
+  std::int64_t unsafe_episodes = 0;  // episodic cost > budget
+  pipeline::PurityCurve curve;
+};
+
+struct ScoreDiagnosis {
+  double spearman_score_cost = 0, spearman_score_return = 0, spearman_cost_return = 0;
+  std::optional<ScorePurity> purity;  // with a budget
+};
+
+template <class Visit>
+void fields(const ScorePurity& p, Visit&& visit) {
+  visit("budget", p.budget);
+  visit("alpha", p.alpha);
+  visit("unsafe_episodes", p.unsafe_episodes);
+  fields(p.curve, visit);
+}
+
+// score.json's keys (and curate's "scoring" object's).
+template <class Visit>
+void fields(const ScoreDiagnosis& d, Visit&& visit) {
+  visit("spearman_score_cost", d.spearman_score_cost);
+  visit("spearman_score_return", d.spearman_score_return);
+  visit("spearman_cost_return", d.spearman_cost_return);
+  visit("score_quality", d.purity);
+}
+
+inline ScoreDiagnosis score_diagnosis(const data::DsrlPool& dataset, std::span<const double> scores,
+                                      const std::optional<PurityRequest>& request) {
+  std::vector<double> cost, episodic_return;
+  for (const data::Episode& e : dataset.episodes) {
+    cost.push_back(e.episodic_cost);
+    episodic_return.push_back(e.episodic_return);
+  }
+  ScoreDiagnosis d;
+  d.spearman_score_cost = curation::spearman(scores, cost);
+  d.spearman_score_return = curation::spearman(scores, episodic_return);
+  d.spearman_cost_return = curation::spearman(cost, episodic_return);
+  if (request) {
+    const std::vector<std::uint8_t> unsafe = curation::unsafe_bits(cost, request->budget);
+    ScorePurity p;
+    p.budget = request->budget;
+    p.alpha = request->alpha;
+    p.unsafe_episodes = std::count(unsafe.begin(), unsafe.end(), std::uint8_t{1});
+    p.curve = pipeline::purity_curve(scores, unsafe, request->alpha, request->quantiles);
+    d.purity = std::move(p);
+  }
+  return d;
+}
+
 struct ScoringResult {
   std::optional<learning::SafetyValue> trained;  // absent when a model was reused
   learning::ValueEnsemble ensemble;
   std::vector<double> state_values;  // V-bar, one per row of the file
   std::vector<double> scores;        // one per episode
+  ScoreDiagnosis diagnosis;          // the scores against the file's costs
   double train_seconds = 0, score_seconds = 0, read_seconds = 0;
 };
 
@@ -157,6 +218,7 @@ inline ScoringResult compute_scores(const ScoreSettings& s, const ScoringInputs&
   r.scores = curation::trajectory_scores(
       std::span<const double>(r.state_values).first(static_cast<std::size_t>(in.offsets.back())),
       in.offsets, s.aggregator);
+  r.diagnosis = score_diagnosis(in.dataset, r.scores, s.purity);
   return r;
 }
 
@@ -266,6 +328,7 @@ inline void write_scoring_fields(JsonWriter& json, const ScoreSettings& s, const
   json.field("aggregation", s.aggregation_name);
   if (s.aggregator.kind == curation::Aggregation::percentile)
     json.field("percentile", s.aggregator.percentile);
+  fields(r.diagnosis, JsonFields{json});
   json.key("time")
       .begin_object()
       .field("read_seconds", r.read_seconds)
@@ -320,6 +383,18 @@ inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
   out << "scored " << ds.transitions << " rows in " << brief(r.score_seconds) << " s ("
       << brief(states_per_second(in, r)) << " states/s); scores: the " << s.aggregation_name
       << " of V-bar over each episode\n";
+  const ScoreDiagnosis& d = r.diagnosis;
+  out << "against the file's costs: Spearman(score, episodic cost) " << brief(d.spearman_score_cost)
+      << ", (score, return) " << brief(d.spearman_score_return) << ", (cost, return) "
+      << brief(d.spearman_cost_return) << "\n";
+  if (const auto& p = d.purity) {
+    const pipeline::PurityStep& first = p->curve.steps.front();
+    out << "purity at budget " << shortest(p->budget) << " (" << p->unsafe_episodes << " of "
+        << ds.size() << " episodes over it): the top selection (q = " << shortest(first.quantile)
+        << ", " << first.N << " episodes) is " << brief(first.unsafe_fraction)
+        << " unsafe; purity margin " << brief(p->curve.purity_margin) << " at alpha "
+        << shortest(p->alpha) << " over " << p->curve.steps.size() << " grid steps\n";
+  }
 }
 
 // The files of the scoring stage; score.json holds `json_text`.

@@ -7,6 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "bad_input.hpp"
+#include "certification_flags.hpp"
+#include "curation_flags.hpp"
 #include "format.hpp"
 #include "output_directory.hpp"
 #include "safety_scoring.hpp"
@@ -19,6 +22,13 @@ namespace {
 const Command& score_command() {
   static const std::vector<Flag> flags = [] {
     std::vector<Flag> f = scoring_flags();
+    f.push_back({"budget", FlagKind::text,
+                 "cost budget: with it, score.json gains the scores' purity curve against "
+                 "unsafe = episodic cost > budget (a trajectory at the budget is within it)"});
+    // --alpha and --grid as `ltt certify` reads them: the purity margin's alpha and the grid.
+    for (const std::string_view name : {"alpha", "grid"})
+      for (const Flag& flag : certification::certify_flags)
+        if (flag.name == name) f.push_back(flag);
     f.push_back({"json", FlagKind::boolean, "print score.json's object instead of the summary"});
     return f;
   }();
@@ -29,7 +39,9 @@ const Command& score_command() {
       "aside, a Bradley-Terry ensemble on z-scored observations. Writes into --out DIR:\n"
       "state_values.npy (V-bar, float32 per row), scores.npy (float64 per episode), model.ltt\n"
       "(the ensemble, normalization folded in) and score.json. With an existing --model it only\n"
-      "scores. Progress goes to stderr.",
+      "scores. score.json also holds Spearman's rho of the scores with the file's episodic costs\n"
+      "and returns, and with --budget their purity on the grid (--grid, --alpha). Progress goes\n"
+      "to stderr.",
       flags};
   return command;
 }
@@ -48,13 +60,26 @@ void write_score_outputs(const ScoreSettings& s, bool save_model, const ScoringR
   }
 }
 
+// --budget, with --alpha and --grid: the scores' purity against the file's costs.
+std::optional<PurityRequest> read_purity_request(const Arguments& args) {
+  if (!args.has("budget")) {
+    for (const std::string_view flag : {"alpha", "grid"})
+      if (args.given(flag))
+        throw BadInput(cat("--", flag, " needs --budget (purity counts unsafe = cost > budget)"));
+    return std::nullopt;
+  }
+  return PurityRequest{finite_real("budget", args.text("budget")), args.real("alpha"),
+                       grid_quantiles(args.text("grid"))};
+}
+
 }  // namespace
 
 int run_score(const Invocation& call) {
   const auto args = parse_or_help(score_command(), call);
   if (!args) return 0;
   // Parse and validate, and every output, before any file is read.
-  const ScoreSettings s = read_score_settings(*args);
+  ScoreSettings s = read_score_settings(*args);
+  s.purity = read_purity_request(*args);
   const std::vector<OutputName> names = scoring_output_names();
   const NamedPaths inputs = scoring_input_files(s);
   check_output_directory(s.out, names, inputs);

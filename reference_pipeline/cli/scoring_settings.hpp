@@ -126,6 +126,14 @@ inline std::vector<std::int64_t> hidden_widths(std::string_view text) {
   return widths;
 }
 
+// The preference score's purity against the file's costs (`ltt score --budget`, `ltt curate
+// --draw --budget`): unsafe = episodic cost > budget, on the grid at alpha.
+struct PurityRequest {
+  double budget = 0;
+  double alpha = 0.25;
+  std::vector<double> quantiles;
+};
+
 struct ScoreSettings {
   std::filesystem::path dataset, out;
   curation::PreferencePairOptions pairs{};
@@ -137,6 +145,7 @@ struct ScoreSettings {
   bool reuse_model = false;  // --model names an existing file: score with it, train nothing
   curation::Aggregator aggregator{};
   std::string aggregation_name = "mean";
+  std::optional<PurityRequest> purity;  // set by the subcommand: score's --budget, curate's --draw
 };
 
 inline ScoreSettings read_score_settings(const Arguments& args) {

@@ -1,6 +1,6 @@
 #pragma once
 // The reports' number formats, on the shared ones of data/text.hpp: x with a fixed number of
-// decimals ("n/a" when not finite), and a probability for a table.
+// decimals ("n/a" when not finite), the same signed, and a probability for a table.
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -11,6 +11,11 @@ namespace ltt::pipeline {
 
 inline std::string fixed(double x, int digits = 3) {
   return std::isfinite(x) ? data::number(x, std::chars_format::fixed, digits) : "n/a";
+}
+
+// "+0.031" / "-0.015": a margin or a correlation, whose sign is the point.
+inline std::string signed_fixed(double x, int digits = 3) {
+  return x > 0 ? data::cat("+", fixed(x, digits)) : fixed(x, digits);
 }
 
 // A probability for a table: 4 decimals, two significant digits in scientific form below 1e-4

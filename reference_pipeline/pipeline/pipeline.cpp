@@ -219,6 +219,9 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   lap("calibration");
   if (progress) progress(certificate_progress(r.calibrated));
   r.labels_only = labels_only_control(pool, r.calibration, options, seed, progress);
+  // Timed with the labels-only control (no lap of its own: the report's stage times keep
+  // their names); it trains nothing and takes milliseconds.
+  r.score_quality = diagnose_scores(pool, r, options);
   lap("labels-only");
   r.methods = clone_and_evaluate(task, pool, method_selections(pool, r), options, seed, progress);
   lap("cloning");

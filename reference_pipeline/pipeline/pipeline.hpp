@@ -34,8 +34,9 @@
 // selection, every policy's initialization and the evaluation layouts, each from its own
 // stream learning::stream_seed(s, stream). Diagnostics computed from every label (the oracle
 // unsafe count of each grid selection, the purity margin, the closed-form certification rate,
-// all three from the guarantee check) are reported next to the procedure's own outputs, never
-// fed into them.
+// all three from the guarantee check; the score quality of five rankings and the stage a
+// refusal is, score_quality.hpp) are reported next to the procedure's own outputs, never fed
+// into them.
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -58,6 +59,7 @@
 
 #include "pipeline/bootstrap.hpp"
 #include "pipeline/evaluation.hpp"
+#include "pipeline/score_quality.hpp"
 #include "pipeline/task.hpp"
 
 namespace ltt::pipeline {
@@ -153,11 +155,12 @@ LabelsOnlyFilter labels_only_filter(std::span<const float> observations, std::in
 // ensemble trained on them, and the trajectory scores g = mean V-bar.
 struct ScoreStage {
   std::int64_t pairs = 0, pair_attempts = 0, pair_ties = 0;
-  std::vector<double> value_final_loss;  // per member, last epoch
-  double pair_accuracy = 0;              // V-bar on the training pairs
-  double score_cost_spearman = 0;        // g against episodic cost over the pool (oracle)
-  std::vector<double> scores;            // g(tau) per trajectory
-  learning::ValueEnsemble value;         // the ensemble that scored them (raw observation rows)
+  std::vector<double> value_final_loss;   // per member, last epoch
+  double pair_accuracy = 0;               // V-bar on the training pairs
+  double score_cost_spearman = 0;         // g against episodic cost over the pool (oracle)
+  curation::PreferencePairs drawn_pairs;  // the sampler's pairs, each segment's trajectory named
+  std::vector<double> scores;             // g(tau) per trajectory
+  learning::ValueEnsemble value;          // the ensemble that scored them (raw observation rows)
 };
 
 // Stage `certify` (sections 4.2-4.3): the n labels drawn and the calibrated selection, a
@@ -197,6 +200,7 @@ struct Diagnostics {
 struct SeedResult : ScoreStage, CertifyStage, CurateStage, Diagnostics {
   std::uint64_t seed = 0;
   LabelsOnlyFilter labels_only;       // the labels-only control
+  ScoreQuality score_quality;         // stage `score_quality` (oracle)
   std::vector<MethodResult> methods;  // stage `clone_and_evaluate`, in table order
   std::vector<std::pair<std::string, double>> seconds;  // wall time per stage
 };
@@ -233,7 +237,8 @@ struct PipelineResult {
 using ProgressLine = std::function<void(std::string_view)>;
 
 // One seed: score -> certify -> curate -> diagnose -> the labels-only control ->
-// clone_and_evaluate, each stage below a function of the pool, the options and the seed.
+// score_quality -> clone_and_evaluate, each stage below a function of the pool, the options
+// and the seed.
 SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOptions& options,
                     std::uint64_t seed, const ProgressLine& progress = {});
 
@@ -256,6 +261,11 @@ LabelsOnlyFilter labels_only_control(const BehaviorPool& pool,
                                      const curation::Calibration& calibration,
                                      const PipelineOptions& options, std::uint64_t seed,
                                      const ProgressLine& progress = {});
+// Stage `score_quality` (oracle): the seed's scores, its labels-only scores and its preference
+// pairs against the pool's costs, returns and unsafe bits, on the walk's grid at the walk's
+// (alpha, delta, n). Reads no randomness; the seed's stages up to labels_only must have run.
+ScoreQuality diagnose_scores(const BehaviorPool& pool, const SeedResult& seed,
+                             const PipelineOptions& options);
 
 // What a method clones on one seed; refused: the method declines this seed (Return-weighted on
 // an uncertified selection) and nothing is cloned.

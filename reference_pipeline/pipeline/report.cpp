@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <sstream>
+#include <vector>
 
 #include <data/text.hpp>
 
@@ -356,6 +358,94 @@ std::string returned_and_diagnostics(const SeedResult& s) {
   return md.str();
 }
 
+// "0.241 (0.220 to 0.270)": the mean over seeds and the range, or the value every seed has.
+std::string over_seeds(const std::vector<double>& values, int digits, bool sign = false) {
+  if (values.empty()) return "n/a";
+  const auto show = [&](double x) { return sign ? signed_fixed(x, digits) : fixed(x, digits); };
+  const double mean =
+      std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  if (*lo == *hi) return show(*lo);
+  return cat(show(mean), " (", show(*lo), " to ", show(*hi), ")");
+}
+
+// One scorer's row: its numbers over the seeds.
+std::string scorer_row(const PipelineResult& r, Scorer scorer) {
+  std::vector<double> first, margin, rate, at_v_filter;
+  for (const SeedResult& s : r.seeds) {
+    const ScorerQuality& q = s.score_quality.scorers[static_cast<std::size_t>(scorer)];
+    first.push_back(q.curve.first_step_unsafe_fraction);
+    margin.push_back(q.curve.purity_margin);
+    rate.push_back(q.certification_rate);
+    if (q.unsafe_fraction_at_v_filter_fraction)
+      at_v_filter.push_back(*q.unsafe_fraction_at_v_filter_fraction);
+  }
+  std::string v_filter = over_seeds(at_v_filter, 3);
+  if (!at_v_filter.empty() && at_v_filter.size() < r.seeds.size())
+    v_filter += cat(" on ", std::to_string(at_v_filter.size()), " seeds with a safe label");
+  return cat("| ", scorer_name(scorer), " | ", over_seeds(first, 3), " | ",
+             over_seeds(margin, 3, true), " | ", over_seeds(rate, 3), " | ", v_filter, " |\n");
+}
+
+// The Spearman lines, the pairs' statistics and each seed's stage line.
+std::string score_quality_lines(const PipelineResult& r) {
+  std::vector<double> score_cost, score_return, ties, disagree;
+  std::int64_t parents_tied = 0;
+  for (const SeedResult& s : r.seeds) {
+    const ScoreQuality& q = s.score_quality;
+    score_cost.push_back(q.spearman_score_cost);
+    score_return.push_back(q.spearman_score_return);
+    if (q.pairs.tie_fraction) ties.push_back(*q.pairs.tie_fraction);
+    if (q.pairs.disagreement_fraction) disagree.push_back(*q.pairs.disagreement_fraction);
+    parents_tied += q.pairs.parents_tied;
+  }
+  std::ostringstream md;
+  md << "- Spearman's rho over the pool: g with episodic cost " << over_seeds(score_cost, 2, true)
+     << ", g with episodic return " << over_seeds(score_return, 2, true)
+     << "; episodic cost with return "
+     << signed_fixed(r.seeds.front().score_quality.spearman_cost_return, 2)
+     << " (the pool's, the same on every seed).\n"
+     << "- Preference pairs: tie fraction " << over_seeds(ties, 3)
+     << ", the drawn segment pairs of equal cost (skipped); disagreement fraction "
+     << over_seeds(disagree, 3)
+     << ", the labeled pairs whose segment label rates the cheaper parent's segment the less "
+        "safe, of those whose parents differ in episodic cost";
+  if (parents_tied > 0)
+    md << "; " << parents_tied << " labeled pairs with parents of equal cost are left out";
+  md << ".\n";
+  for (const SeedResult& s : r.seeds)
+    md << "- seed " << s.seed << ": " << s.score_quality.stage.text << ".\n";
+  return md.str();
+}
+
+// Five rankings of the same pool on the walk's grid, and which stage each seed's outcome is.
+std::string score_quality_section(const PipelineResult& r) {
+  const PipelineOptions& o = r.options;
+  const double q1 = o.calibration.quantiles.front();
+  std::ostringstream md;
+  md << "## Score quality: which stage a refusal is\n\n"
+     << "Five rankings of the same pool, each cut on the walk's own grid (oracle: every label "
+        "read, never fed to the procedure): the preference score g, the labels-only classifier's "
+        "scores, the oracle (minus episodic cost), the episodic return and minus the return. A "
+        "refusal is the data's when no ranking reaches alpha (not even the oracle's purity margin "
+        "is positive), the scorer's when the oracle or labels-only does and the preference score "
+        "does not, the certificate's when the preference score does and the n labels did not "
+        "certify (a power limit). Columns: the first grid selection's unsafe fraction, the purity "
+        "margin alpha - min_j U_j / N_j, the closed-form certification rate, and the unsafe "
+        "fraction of the top floor(f N) at the V-filter's fraction f"
+     << (r.seeds.size() > 1 ? "; mean over seeds, the range in parentheses" : "") << ".\n\n"
+     << "| scorer | top " << fixed(100 * (1 - q1), 0) << "% (q = " << fixed(q1, 2)
+     << ") unsafe | purity margin | certification rate at n = " << o.calibration_size
+     << " | unsafe at the V-filter's fraction |\n|---|---:|---:|---:|---:|\n";
+  for (std::size_t k = 0; k < scorer_count; ++k) md << scorer_row(r, static_cast<Scorer>(k));
+  md << "\n"
+     << score_quality_lines(r)
+     << "\n![purity curves](purity_curves.svg)\n\nThe figure: U_j / N_j of each scorer against "
+        "the grid quantile on seed "
+     << r.seeds.front().seed << ", with the alpha line.\n\n";
+  return md.str();
+}
+
 std::string certificate_section(const PipelineResult& r) {
   std::ostringstream md;
   md << "## Certificate\n\n";
@@ -433,8 +523,8 @@ std::string pooled_policy_section(const PipelineResult& r) {
 }  // namespace
 
 std::string report_markdown(const PipelineResult& r) {
-  return setting_section(r) + methods_section(r) + fidelity_section(r) + certificate_section(r) +
-         seed_policy_section(r) + pooled_policy_section(r);
+  return setting_section(r) + methods_section(r) + fidelity_section(r) + score_quality_section(r) +
+         certificate_section(r) + seed_policy_section(r) + pooled_policy_section(r);
 }
 
 }  // namespace ltt::pipeline

@@ -7,13 +7,16 @@
 //                           the cloning gap, budget, within budget: mean and 95% bootstrap CI
 //                           over seeds), the claims the paper makes checked on this run, the
 //                           fidelity section (pool costs, the selection's unsafe members, the
-//                           cloning gap), each seed's certificate walk, the policy
-//                           certificates per seed and pooled, the oracle diagnostics, links
-//                           to the figures
+//                           cloning gap), the score quality (five rankings of the pool on the
+//                           grid, and per seed which stage a refusal is), each seed's
+//                           certificate walk, the policy certificates per seed and pooled, the
+//                           oracle diagnostics, links to the figures
 //   score_vs_cost.svg       g(tau) against episodic cost, the budget, the grid and the cut
 //   certification_rate.svg  closed-form certification rate against n, with the n used
 //   methods.svg             reward and cost per method, with the budget line
 //   cost_histogram.svg      the pool's episodic costs, with the budget line
+//   purity_curves.svg       U_j / N_j against the grid quantile for the five scorers, the alpha
+//                           line
 #include <cstdint>
 #include <string>
 
@@ -43,6 +46,7 @@ std::string score_cost_svg(const PipelineResult& result);          // the first 
 std::string certification_rate_svg(const PipelineResult& result);  // the first seed
 std::string methods_svg(const PipelineResult& result);
 std::string cost_histogram_svg(const PipelineResult& result);
+std::string purity_curves_svg(const PipelineResult& result);  // the first seed's five scorers
 
 // Each claim of the paper's main table that a run can check, with whether it held. A claim
 // about a clone's cost is judged on the 95% bootstrap interval of its mean over seeds, never on

@@ -1,5 +1,5 @@
 // The report's SVG figures (report.hpp): score against cost, the certification rate against n,
-// reward and cost per method, the pool's cost histogram.
+// reward and cost per method, the pool's cost histogram, the scorers' purity curves.
 #include "pipeline/report.hpp"
 
 #include <algorithm>
@@ -28,6 +28,24 @@ std::string method_color(std::string_view name) {
   if (name == "Random") return "#bcbd22";
   if (name == "Bottom-return") return "#8c564b";
   return "#ff7f0e";  // Return
+}
+
+// One colour per scorer of the score-quality figure: the preference score as Calibrated,
+// labels-only as Labels-only, return as Return and minus return as Bottom-return.
+std::string scorer_color(Scorer scorer) {
+  switch (scorer) {
+    case Scorer::preference:
+      return method_color("Calibrated");
+    case Scorer::labels_only:
+      return method_color("Labels-only");
+    case Scorer::oracle:
+      return "#2ca02c";
+    case Scorer::episodic_return:
+      return method_color("Return");
+    case Scorer::minus_return:
+      return method_color("Bottom-return");
+  }
+  return "#000000";
 }
 
 Series series(std::string label, Series::Kind kind, std::string color) {
@@ -157,6 +175,31 @@ std::string cost_histogram_svg(const PipelineResult& r) {
   c.series = {within, over};
   c.lines.push_back({ReferenceLine::Axis::x, b, cat("budget ", fixed(b, 0)), "#d62728", true, 1.5});
   c.y_min = 0;
+  return render_svg(c);
+}
+
+std::string purity_curves_svg(const PipelineResult& r) {
+  const SeedResult& s = r.seeds.front();
+  const double alpha = r.options.calibration.alpha;
+  Chart c;
+  c.title = cat(r.task.name, ": purity curves of five rankings of the pool (seed ",
+                std::to_string(s.seed), ")");
+  c.x_label = "grid quantile q_j (the selection keeps the scores at or above its threshold)";
+  c.y_label = "unsafe fraction U_j / N_j (oracle)";
+  for (const ScorerQuality& q : s.score_quality.scorers) {
+    Series line =
+        series(std::string(scorer_name(q.scorer)), Series::Kind::line, scorer_color(q.scorer));
+    line.dashed = q.scorer == Scorer::minus_return;
+    for (const PurityStep& step : q.curve.steps) {
+      line.x.push_back(step.quantile);
+      line.y.push_back(step.unsafe_fraction);
+    }
+    c.series.push_back(std::move(line));
+  }
+  c.lines.push_back(
+      {ReferenceLine::Axis::y, alpha, cat("alpha = ", fixed(alpha, 2)), "#d62728", true, 1.2});
+  c.y_min = 0;
+  c.y_max = 1;
   return render_svg(c);
 }
 

@@ -1,7 +1,7 @@
 // report.json of `ltt pipeline` (docs/pipeline.md, "The report"): the run's options, the pool,
-// the methods' summaries and, per seed, its certificate, selections, oracle diagnostics, value
-// and methods; and the corridor study's. Written next to report.md (report.cpp), with the JSON
-// writer and the certificate's field list that `ltt certify --json` uses (data/json_fields.hpp).
+// the methods' summaries and, per seed, its certificate, selections, oracle diagnostics, value,
+// methods and score quality; and the corridor study's. Written next to report.md (report.cpp),
+// with the JSON writer and the field lists that `ltt certify --json` uses (data/json_fields.hpp).
 
 #include <cstdint>
 #include <optional>
@@ -252,6 +252,8 @@ std::string report_json(const PipelineResult& r) {
     write_seed_selections(json, s);
     write_seed_oracle(json, s);
     write_seed_value_and_methods(json, s);
+    // Five rankings of the pool on the grid, and the stage a refusal is (oracle).
+    JsonFields{json}("score_quality", s.score_quality);
     json.end_object();
   }
   json.end_array().end_object();

@@ -1,6 +1,6 @@
 // The stages of one pipeline seed (pipeline.hpp): score -> certify -> curate -> diagnose ->
-// the labels-only control -> clone_and_evaluate, and the table of methods whose selections the
-// last stage clones.
+// the labels-only control -> score_quality -> clone_and_evaluate, and the table of methods
+// whose selections the last stage clones.
 #include "pipeline/pipeline.hpp"
 
 #include "pipeline/check.hpp"
@@ -17,6 +17,7 @@
 #include <thread>
 
 #include <curation/calibration.hpp>
+#include <curation/rank_correlation.hpp>
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
 #include <data/text.hpp>
@@ -43,35 +44,6 @@ enum Stream : std::uint64_t {
 
 void say(const ProgressLine& progress, const std::string& line) {
   if (progress) progress(line);
-}
-
-// Average ranks (ties share the mean rank), for Spearman's correlation.
-std::vector<double> ranks(std::span<const double> x) {
-  std::vector<std::size_t> order(x.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
-  std::vector<double> r(x.size());
-  for (std::size_t i = 0; i < order.size();) {
-    std::size_t j = i;
-    while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]]) ++j;
-    const double mean_rank = 0.5 * static_cast<double>(i + j);
-    for (std::size_t k = i; k <= j; ++k) r[order[k]] = mean_rank;
-    i = j + 1;
-  }
-  return r;
-}
-
-double spearman(std::span<const double> a, std::span<const double> b) {
-  const std::vector<double> ra = ranks(a), rb = ranks(b);
-  const double n = static_cast<double>(a.size());
-  const double mean = (n - 1) / 2;
-  double sab = 0, saa = 0, sbb = 0;
-  for (std::size_t i = 0; i < ra.size(); ++i) {
-    sab += (ra[i] - mean) * (rb[i] - mean);
-    saa += (ra[i] - mean) * (ra[i] - mean);
-    sbb += (rb[i] - mean) * (rb[i] - mean);
-  }
-  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
 double mean_cost(std::span<const double> episodic_cost, std::span<const std::int64_t> selected) {
@@ -119,8 +91,9 @@ ScoreStage score(const BehaviorPool& pool, const PipelineOptions& options, std::
   r.pair_accuracy = value.train.accuracy;
   r.scores =
       learning::trajectory_scores(value.ensemble, pool.observations, od, pool.offsets, {}, backend);
-  r.score_cost_spearman = spearman(r.scores, pool.episodic_cost);
+  r.score_cost_spearman = curation::spearman(r.scores, pool.episodic_cost);
   r.value = std::move(value.ensemble);
+  r.drawn_pairs = std::move(drawn);
   return r;
 }
 
@@ -199,6 +172,26 @@ LabelsOnlyFilter labels_only_control(const BehaviorPool& pool,
                     " labeled trajectories, ", std::to_string(classifier.epochs), " epochs"));
   return labels_only_filter(pool.observations, pool.observation_dim, pool.offsets, calibration,
                             classifier, *options.backend);
+}
+
+ScoreQuality diagnose_scores(const BehaviorPool& pool, const SeedResult& seed,
+                             const PipelineOptions& options) {
+  ScoreQualityInputs in;
+  in.preference_scores = seed.scores;
+  in.labels_only_scores = seed.labels_only.scores;
+  in.episodic_cost = pool.episodic_cost;
+  in.episodic_return = pool.episodic_return;
+  in.unsafe = pool.unsafe;
+  in.pairs = &seed.drawn_pairs;
+  in.v_filter_fraction = seed.v_filter.safe_fraction;
+  in.v_filter_count = seed.v_filter.count;
+  in.certified = seed.calibrated.certificate.certified;
+  ScoreQualityOptions o;
+  o.alpha = options.calibration.alpha;
+  o.delta = options.calibration.delta;
+  o.quantiles = options.calibration.quantiles;
+  o.calibration_size = options.calibration_size;
+  return score_quality(in, o);
 }
 
 namespace {

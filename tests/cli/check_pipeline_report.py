@@ -1,9 +1,17 @@
 """Checks an `ltt pipeline` output folder with independent tools (json, xml.etree, scipy):
 report.json's structure and invariants, the certificate's p-values against scipy's
-hypergeometric cdf, every figure well-formed SVG, and each seed's artifacts (scores.npy,
-selection.npy, labels.csv, model.ltt) read back and consistent with report.json.
+hypergeometric cdf, every figure well-formed SVG, each seed's artifacts (scores.npy,
+selection.npy, labels.csv, model.ltt) read back and consistent with report.json, and each
+seed's score_quality consistent with the seed's other fields (the preference scorer's purity
+curve, margin and rate equal to its oracle diagnostics, bit for bit).
 
     python3 check_pipeline_report.py DIR TASK
+    python3 check_pipeline_report.py --score DIR DATASET GRID
+
+The second form checks `ltt score`'s score.json in DIR against a recomputation from
+DIR/scores.npy and the DSRL DATASET (numpy, h5py, scipy's spearmanr): the three Spearman
+correlations and, when score.json has a score_quality object, the purity curve on GRID (the
+comma-separated quantiles given to --grid), its margin and first step.
 
 Exits non-zero with a message on the first failed check.
 """
@@ -97,6 +105,80 @@ def check_artifacts(folder, report, s):
             f"{where}: model.ltt holds {struct.unpack('<I', model[12:16])[0]} networks")
 
 
+SCORERS = ["preference", "labels-only", "oracle", "return", "minus-return"]
+
+
+def check_purity(where, q, alpha):
+    """One purity curve: U_j / N_j, the margin alpha - min_j U_j / N_j and the first step."""
+    steps = q["purity"]
+    require(steps, f"{where}: no purity steps")
+    for j, st in enumerate(steps):
+        require(0 <= st["U"] <= st["N"], f"{where}: step {j} U {st['U']} N {st['N']}")
+        require(st["unsafe_fraction"] == st["U"] / st["N"], f"{where}: step {j} unsafe fraction")
+        if j > 0:
+            require(st["N"] > steps[j - 1]["N"] and st["quantile"] < steps[j - 1]["quantile"],
+                    f"{where}: step {j} not deeper than step {j - 1}")
+    least = min(st["U"] / st["N"] for st in steps)
+    require(q["purity_margin"] == alpha - least, f"{where}: purity margin {q['purity_margin']}")
+    require(q["first_step_unsafe_fraction"] == steps[0]["unsafe_fraction"],
+            f"{where}: first step's unsafe fraction")
+
+
+def check_score_quality(s, by_name, md):
+    """A seed's score_quality against its oracle diagnostics, V-filter, value and methods."""
+    where = f"seed {s['seed']}"
+    c = s["certificate"]
+    q = s["score_quality"]
+    oracle = s["oracle"]
+    require([x["name"] for x in q["scorers"]] == SCORERS, f"{where}: scorers {q['scorers']}")
+    for x in q["scorers"]:
+        check_purity(f"{where} {x['name']}", x, c["alpha"])
+        require(0 <= x["certification_rate"] <= 1, f"{where} {x['name']}: rate")
+        if s["v_filter"]["count"] == 0:
+            require(x["unsafe_fraction_at_v_filter_fraction"] is None,
+                    f"{where} {x['name']}: a V-filter fraction without a V-filter selection")
+    pref, labels_only, best = (q["scorers"][k] for k in range(3))
+    # the preference scorer is the seed's oracle grid: the same code path, the same bits
+    require([(st["quantile"], st["N"], st["U"]) for st in pref["purity"]] ==
+            [(g["quantile"], g["N"], g["unsafe"]) for g in oracle["grid"]],
+            f"{where}: the preference purity curve is not the oracle grid")
+    require(pref["purity_margin"] == oracle["purity_margin"], f"{where}: preference margin")
+    require(pref["certification_rate"] == oracle["first_step_rate"], f"{where}: preference rate")
+    require(q["spearman_score_cost"] == oracle["score_cost_spearman"], f"{where}: Spearman")
+    for key in ("spearman_score_cost", "spearman_score_return", "spearman_cost_return"):
+        require(-1 <= q[key] <= 1, f"{where}: {key} {q[key]}")
+    if s["v_filter"]["count"] > 0:
+        require(pref["unsafe_fraction_at_v_filter_fraction"] ==
+                by_name["V-filter"]["selection_unsafe_fraction"], f"{where}: V-filter cut")
+        require(labels_only["unsafe_fraction_at_v_filter_fraction"] ==
+                by_name["Labels-only"]["selection_unsafe_fraction"], f"{where}: labels-only cut")
+    require(q["v_filter_fraction"] == s["v_filter"]["safe_fraction"], f"{where}: V-filter f")
+    require(q["v_filter_count"] == s["v_filter"]["count"], f"{where}: V-filter K")
+    pairs, value = q["pairs"], s["value"]
+    require((pairs["attempts"], pairs["ties"], pairs["labeled"]) ==
+            (value["pair_attempts"], value["pair_ties"], value["pairs"]), f"{where}: pair counts")
+    require(pairs["tie_fraction"] == pairs["ties"] / pairs["attempts"], f"{where}: tie fraction")
+    compared = pairs["labeled"] - pairs["parents_tied"]
+    require(0 <= pairs["disagreements"] <= compared, f"{where}: disagreements")
+    require(pairs["disagreement_fraction"] == (pairs["disagreements"] / compared if compared else None),
+            f"{where}: disagreement fraction")
+    # the stage rule of docs/pipeline.md, on the margins
+    if c["certified"]:
+        stage = "certified"
+    elif pref["purity_margin"] > 0:
+        stage = "certificate"
+    elif best["purity_margin"] > 0 or labels_only["purity_margin"] > 0:
+        stage = "scorer"
+    else:
+        stage = "data"
+    require(q["stage"] == stage, f"{where}: stage {q['stage']!r}, the margins say {stage!r}")
+    budgets = [b["target_rate"] for b in q["label_budgets"]]
+    require(budgets == ([0.5, 0.8] if stage == "certificate" else []), f"{where}: label budgets")
+    for b in q["label_budgets"]:
+        require(b["n"] is None or 0 <= b["n"] <= c["pool_size"], f"{where}: label budget {b}")
+    require(f"- seed {s['seed']}: {q['stage_text']}." in md, f"{where}: stage line not in report.md")
+
+
 def check_pipeline(report, task, folder):
     require(report["task"] == task, f"task {report['task']!r} != {task!r}")
     budget = report["budget"]
@@ -131,6 +213,8 @@ def check_pipeline(report, task, folder):
             ci = m[key]
             require(ci["low"] <= ci["mean"] <= ci["high"], f"{m['name']}: {key} not ordered")
     check_certificate(report["certificate"], "certificate")
+    md = (folder / "report.md").read_text()
+    require("## Score quality: which stage a refusal is" in md, "report.md: no score-quality section")
     pool = report["pool"]
     require(len(report["seeds"]) >= 1, "no seeds")
     for s in report["seeds"]:
@@ -158,6 +242,7 @@ def check_pipeline(report, task, folder):
         require(s["labels_only"]["safe_fraction"] == s["v_filter"]["safe_fraction"],
                 f"{where}: Labels-only cuts at the V-filter's fraction")
         check_artifacts(folder, report, s)
+        check_score_quality(s, by_name, md)
         require(by_name["Calibrated-ungated"]["selection_size"] == c["selection_size"],
                 f"{where}: Calibrated-ungated size")
         require(by_name["Calibrated"]["selection_size"] == s["gate"]["selection_size"],
@@ -177,8 +262,10 @@ def check_pipeline(report, task, folder):
             require(abs(m["cloning_gap"] - (m["cost"] - m["data_cost"])) <= 1e-9 * max(1.0, abs(m["cost"])),
                     f"{where}: {m['name']} cloning gap")
     require(seeds >= 1, "no seeds")
+    costs_return = {s["score_quality"]["spearman_cost_return"] for s in report["seeds"]}
+    require(len(costs_return) == 1, "spearman_cost_return differs between seeds")
     return ["report.md", "score_vs_cost.svg", "certification_rate.svg", "methods.svg",
-            "cost_histogram.svg"]
+            "cost_histogram.svg", "purity_curves.svg"]
 
 
 def check_corridor(report):
@@ -194,7 +281,63 @@ def check_corridor(report):
     return ["report.md", "corridor.svg"]
 
 
+def read_dataset(path):
+    """Per-episode cost and return of a DSRL file or .npy directory: episodes end where
+    terminals | timeouts, the rows after the last end are in none."""
+    import numpy as np
+    keys = ("rewards", "costs", "terminals", "timeouts")
+    if path.is_dir():
+        cols = {k: np.load(path / f"{k}.npy") for k in keys}
+    else:
+        import h5py
+        with h5py.File(path, "r") as f:
+            cols = {k: f[k][()] for k in keys}
+    ends = np.flatnonzero(np.logical_or(cols["terminals"], cols["timeouts"]))
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    cost = [math.fsum(cols["costs"][a:b + 1].astype(float)) for a, b in zip(starts, ends)]
+    ret = [math.fsum(cols["rewards"][a:b + 1].astype(float)) for a, b in zip(starts, ends)]
+    return cost, ret
+
+
+def check_score(folder, dataset, grid):
+    """score.json against scores.npy and the dataset's costs, recomputed here."""
+    from fractions import Fraction
+
+    from scipy.stats import spearmanr
+    report = json.loads((folder / "score.json").read_text())
+    _, scores = read_npy(folder / "scores.npy")
+    cost, ret = read_dataset(dataset)
+    require(len(cost) == len(scores) == report["dataset"]["episodes"], "episode counts")
+    for key, a, b in (("spearman_score_cost", scores, cost), ("spearman_score_return", scores, ret),
+                      ("spearman_cost_return", cost, ret)):
+        rho = spearmanr(a, b).correlation  # average ranks for ties, as curation::spearman
+        require(abs(report[key] - rho) <= 1e-9, f"{key} {report[key]} against scipy {rho}")
+    q = report["score_quality"]
+    if q is None:
+        return
+    unsafe = [c > q["budget"] for c in cost]
+    require(q["unsafe_episodes"] == sum(unsafe), "unsafe episodes")
+    # the grid as threshold_grid.hpp states it: lambda_j the order statistic of rank
+    # floor(q_j (N - 1)) with q_j read as its decimal, ties kept, repeated lambdas merged
+    ordered = sorted(scores)
+    n = len(scores)
+    steps = []
+    for quantile in grid:
+        lam = ordered[math.floor(Fraction(str(quantile)) * (n - 1))]
+        if steps and steps[-1][1] == lam:
+            continue
+        members = [i for i, x in enumerate(scores) if x >= lam]
+        steps.append((quantile, lam, len(members), sum(unsafe[i] for i in members)))
+    got = [(st["quantile"], st["N"], st["U"]) for st in q["purity"]]
+    require(got == [(qq, N, U) for qq, _, N, U in steps], f"purity {got} against {steps}")
+    check_purity("score_quality", q, q["alpha"])
+
+
 def main():
+    if sys.argv[1] == "--score":
+        check_score(Path(sys.argv[2]), Path(sys.argv[3]), [float(x) for x in sys.argv[4].split(",")])
+        print("ok")
+        return
     folder, task = Path(sys.argv[1]), sys.argv[2]
     report = json.loads((folder / "report.json").read_text())
     files = check_corridor(report) if task == "corridor" else check_pipeline(report, task, folder)

@@ -97,6 +97,18 @@ TEST_CASE("ltt curate: score then certify, the same certificate as the two run b
                                " --draw 100 --budget 40 --seed 5 --json"));
   REQUIRE_MESSAGE(c.code == 0, c.err);
   CHECK(certificate_core(c.out) == certificate_core(r.out));
+  // The scoring object is score.json's, and --draw's budget gives it the purity curve that
+  // `ltt score --budget 40` writes (the walk's alpha and grid, the defaults here).
+  const auto scoring = json_object(j.at("scoring") + "\n");
+  CHECK(scoring.at("score_quality") == json_object(slurp(out / "score.json")).at("score_quality"));
+  const fs::path budgeted = fresh("s1b");
+  const Result b =
+      run_ltt(cat("score --dataset ", q(d), " --out ", q(budgeted), net, " --seed 5 --budget 40"));
+  REQUIRE_MESSAGE(b.code == 0, b.err);
+  const auto scored_json = json_object(slurp(budgeted / "score.json"));
+  CHECK(scoring.at("score_quality") == scored_json.at("score_quality"));
+  CHECK(scoring.at("spearman_score_cost") == scored_json.at("spearman_score_cost"));
+  CHECK(json_object(scoring.at("score_quality") + "\n").at("budget") == "40");
 }
 
 TEST_CASE("ltt draw: the ids --draw labels; labeled by hand they give the same certificate") {

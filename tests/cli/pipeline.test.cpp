@@ -12,14 +12,6 @@
 
 using namespace ltt_cli_test;
 
-namespace {
-
-std::string checker() {
-  return std::string(LTT_PYTHON3) + " " + LTT_CLI_TEST_SCRIPTS + "/check_pipeline_report.py ";
-}
-
-}  // namespace
-
 TEST_CASE("ltt pipeline --preset tiny on every task: a report an independent reader accepts") {
   for (const std::string task : {"point-goal", "car-run", "point-goal-reckless"}) {
     CAPTURE(task);
@@ -29,7 +21,7 @@ TEST_CASE("ltt pipeline --preset tiny on every task: a report an independent rea
     REQUIRE_MESSAGE(r.code == 0, r.err);
     CHECK(r.out.find("| BC-All |") != std::string::npos);
     CHECK(r.err.find("value ensemble") != std::string::npos);  // progress on stderr
-    const Result check = shell(checker() + out.string() + " " + task);
+    const Result check = shell(report_checker() + out.string() + " " + task);
     CHECK_MESSAGE(check.code == 0, check.out << check.err);
     // --json: exactly one object, the file's bytes
     const Result j =
@@ -54,7 +46,7 @@ TEST_CASE("ltt pipeline: the seed artifacts hand the selection on to ltt certify
   const Result r =
       run_ltt("pipeline --task point-goal --preset tiny --keep-pool --out " + out.string());
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  const Result check = shell(checker() + out.string() + " point-goal");
+  const Result check = shell(report_checker() + out.string() + " point-goal");
   CHECK_MESSAGE(check.code == 0, check.out << check.err);
   // the same pool, scores and labels give the same certificate and selection
   const auto seed = out / "seed-1";
@@ -83,7 +75,7 @@ TEST_CASE("ltt pipeline --task corridor: the corridor study's report") {
   const Result r =
       run_ltt("pipeline --task corridor --episodes 200 --eval-episodes 500 --out " + out.string());
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  const Result check = shell(checker() + out.string() + " corridor");
+  const Result check = shell(report_checker() + out.string() + " corridor");
   CHECK_MESSAGE(check.code == 0, check.out << check.err);
 }
 

@@ -123,6 +123,11 @@ inline std::vector<double> numbers(std::string text) {
   return values;
 }
 
+// check_pipeline_report.py (this folder) as the start of a command line: its arguments follow.
+inline std::string report_checker() {
+  return std::string(LTT_PYTHON3) + " " + LTT_CLI_TEST_SCRIPTS + "/check_pipeline_report.py ";
+}
+
 inline int lines(const std::string& text) {
   int count = 0;
   for (const char c : text) count += c == '\n';

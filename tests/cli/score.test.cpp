@@ -1,7 +1,9 @@
 // `ltt score` on DSRL files whose per-step cost is a known function of the observation
 // (docs/make_curate_example.py): the outputs and their shapes, scores that rank episodes by
 // cost, the same bytes on any thread count, a model reused on another file of the same width,
-// human pairs from a CSV, and bad input refused with one line before anything is written.
+// human pairs from a CSV, bad input refused with one line before anything is written, and with
+// --budget the scores' Spearman correlations and purity checked by an independent recomputation
+// (check_pipeline_report.py --score).
 // Tiny settings (a few epochs of 16x16 networks) keep each case to a second or two.
 
 #include <doctest/doctest.h>
@@ -15,14 +17,14 @@
 #include <string>
 #include <vector>
 
+#include <curation/rank_correlation.hpp>
 #include <data/dsrl.hpp>
 #include <data/npy.hpp>
 
-#include "../support/spearman.hpp"
 #include "run_program.hpp"
 
 using namespace ltt_cli_test;
-using ltt_test::spearman;
+using ltt::curation::spearman;
 namespace fs = std::filesystem;
 
 namespace {
@@ -222,4 +224,51 @@ TEST_CASE("ltt score: bad input is refused with one line, before work, leaving n
                          q(has_model / "model.ltt"));
   CHECK(r.code == 2);
   CHECK(r.err.find("is the --model input itself") != std::string::npos);
+}
+
+TEST_CASE("ltt score --budget: the scores against the file's costs, recomputed independently") {
+  const fs::path d = main_example();
+  const fs::path out = fresh_out("purity");
+  // A grid with a quantile the tied scores may merge, and a non-default alpha.
+  const std::string grid = "0.9,0.85,0.7,0.5,0.3";
+  const Result r = score("--dataset " + q(d) + " --out " + q(out) + tiny +
+                         " --budget 20 --alpha 0.2 --grid " + grid + " --json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto j = json_object(r.out);
+  for (const char* key : {"spearman_score_cost", "spearman_score_return", "spearman_cost_return"}) {
+    CAPTURE(key);
+    CHECK(number(j.at(key)) >= -1);
+    CHECK(number(j.at(key)) <= 1);
+  }
+  const auto p = json_object(j.at("score_quality") + "\n");
+  CHECK(number(p.at("budget")) == 20);
+  CHECK(number(p.at("alpha")) == 0.2);
+  // scores.npy and the dataset, read by Python (numpy, h5py, scipy's spearmanr): the three
+  // correlations, the unsafe count, every grid step's N and U, the margin, the first step.
+  const Result check = shell(report_checker() + "--score " + q(out) + " " + q(d) + " " + grid);
+  CHECK_MESSAGE(check.code == 0, check.out << check.err);
+  // The summary says the same in two lines.
+  const fs::path human = fresh_out("purity_human");
+  const Result h = score("--dataset " + q(d) + " --out " + q(human) + tiny + " --budget 20");
+  REQUIRE_MESSAGE(h.code == 0, h.err);
+  CHECK(h.out.find("against the file's costs: Spearman(score, episodic cost) ") !=
+        std::string::npos);
+  CHECK(h.out.find("purity at budget 20 (") != std::string::npos);
+  // Without --budget: the correlations, no purity (null), and a checker that agrees.
+  const fs::path plain = fresh_out("purity_plain");
+  const Result n = score("--dataset " + q(d) + " --out " + q(plain) + tiny + " --json");
+  REQUIRE_MESSAGE(n.code == 0, n.err);
+  CHECK(json_object(n.out).at("score_quality") == "null");
+  CHECK(json_object(n.out).at("spearman_score_cost") == j.at("spearman_score_cost"));
+  CHECK(n.out.find("\"purity\"") == std::string::npos);
+  const Result plain_check =
+      shell(report_checker() + "--score " + q(plain) + " " + q(d) + " " + grid);
+  CHECK_MESSAGE(plain_check.code == 0, plain_check.out << plain_check.err);
+  // --alpha and --grid mean nothing without --budget; a budget must be a number.
+  const fs::path refused = fresh_out("purity_refused");
+  const std::string base = "--dataset " + q(d) + " --out " + q(refused) + tiny;
+  check_refused(base + " --alpha 0.2", "--alpha needs --budget", refused);
+  check_refused(base + " --grid 0.8,0.5", "--grid needs --budget", refused);
+  check_refused(base + " --budget twenty", "--budget: 'twenty' is not a number", refused);
+  check_refused(base + " --budget 20 --grid 0.5,0.8", "--grid: 0.8 is not below 0.5", refused);
 }

@@ -6,11 +6,11 @@
 #include <learning/value_training.hpp>
 
 #include <curation/preference_pairs.hpp>
+#include <curation/rank_correlation.hpp>
 #include <curation/score_aggregation.hpp>
 
 #include <doctest/doctest.h>
 
-#include "../support/spearman.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -25,8 +25,8 @@ namespace {
 
 namespace lrn = ltt::learning;
 namespace cur = ltt::curation;
+using ltt::curation::spearman;
 using ltt_test::check_throws_naming;
-using ltt_test::spearman;
 
 constexpr std::int64_t obs_dim = 4;
 

@@ -108,12 +108,14 @@ TEST_CASE("report_markdown and the figures: every method and seed, well-formed S
   CHECK(count(summary, "seed 1: ") == 1);
   CHECK(count(summary, "seed 2: ") == 1);
   CHECK(count(md, "cost_histogram.svg") == 1);
+  CHECK(count(md, "purity_curves.svg") == 1);
   // the fidelity section: each seed's calibrated selection, its unsafe members counted
   CHECK(count(md, "- seed 1: the calibrated selection") == 1);
   CHECK(count(md, "- seed 2: the calibrated selection") == 1);
   CHECK(count(md, "z-scored per column") == 1);  // the normalization used is stated
-  for (const std::string& svg : {pl::score_cost_svg(r), pl::certification_rate_svg(r),
-                                 pl::methods_svg(r), pl::cost_histogram_svg(r)}) {
+  for (const std::string& svg :
+       {pl::score_cost_svg(r), pl::certification_rate_svg(r), pl::methods_svg(r),
+        pl::cost_histogram_svg(r), pl::purity_curves_svg(r)}) {
     CHECK(count(svg, "<svg") == count(svg, "</svg>"));
     CHECK(count(svg, "nan") == 0);
     CHECK(count(svg, "inf") == 0);
