@@ -7,7 +7,7 @@
 
 #include <data/text.hpp>
 #include <tasks/car_run.hpp>
-#include <tasks/point_goal.hpp>
+#include <tasks/point_goal_rim.hpp>
 
 namespace ltt::pipeline {
 namespace {
@@ -56,27 +56,29 @@ Task continuous_task(std::string name, std::string summary,
 // tests/pipeline/task.test.cpp), fewer than 11.25% of trajectories are safe and a perfect
 // score cannot make the smallest grid selection (the top 15%) at most 25% unsafe: the purity
 // margin is negative for every scorer and the walk must refuse (up to its delta error).
-constexpr tasks::PointGoalThresholds reckless_thresholds{2 * tasks::PointGoal::budget,
-                                                         3 * tasks::PointGoal::budget};
+constexpr tasks::PointGoalRimThresholds reckless_thresholds{2 * tasks::PointGoalRim::budget,
+                                                            3 * tasks::PointGoalRim::budget};
 
 const std::vector<Task>& registry() {
   static const std::vector<Task> tasks{
-      continuous_task<tasks::PointGoal>(
+      continuous_task<tasks::PointGoalRim>(
           "point-goal",
           "2-D point robot reaching goals among circular hazards, graded penetration cost, "
           "behavior trained at cost thresholds uniform on [0, 3B] (budget 5)",
-          [](std::int64_t n, std::uint64_t seed) { return tasks::generate_point_goal(n, seed); }),
+          [](std::int64_t n, std::uint64_t seed) {
+            return tasks::generate_point_goal_rim(n, seed);
+          }),
       continuous_task<tasks::CarRun>(
           "car-run",
           "car on a rolling track, over-speed or off-lane steps cost; the average behavior "
           "is over budget (budget 5)",
           [](std::int64_t n, std::uint64_t seed) { return tasks::generate_car_run(n, seed); }),
-      continuous_task<tasks::PointGoal>(
+      continuous_task<tasks::PointGoalRim>(
           "point-goal-reckless",
           "point-goal with thresholds drawn from [2B, 3B] only: no certifiable selection "
           "(refusal variant)",
           [](std::int64_t n, std::uint64_t seed) {
-            return tasks::generate_point_goal(n, seed, reckless_thresholds);
+            return tasks::generate_point_goal_rim(n, seed, reckless_thresholds);
           }),
   };
   return tasks;

@@ -2,7 +2,7 @@
 // The built-in tasks the pipeline runs on (docs/pipeline.md, "Tasks"): each names its behavior
 // generator, its cost budget, and a fresh environment for evaluating a cloned policy.
 //
-//   point-goal            the point robot of tasks/point_goal.hpp, budget 5
+//   point-goal            the point robot of tasks/point_goal_rim.hpp, budget 5
 //   car-run               the car of tasks/car_run.hpp, budget 5
 //   point-goal-reckless   point-goal whose behavior thresholds are drawn from [2B, 3B] only:
 //                         built to have no certifiable selection (negative purity margin at alpha =

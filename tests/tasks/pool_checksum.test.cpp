@@ -7,7 +7,7 @@
 // differ between C libraries, so the values kept here are those of x86-64 glibc builds.
 
 #include <tasks/car_run.hpp>
-#include <tasks/point_goal.hpp>
+#include <tasks/point_goal_rim.hpp>
 
 #include <data/dsrl.hpp>
 #include <data/fnv1a.hpp>
@@ -50,7 +50,7 @@ void check_checksum(const std::string& task, const tasks::TaskPool& pool, std::u
 }  // namespace
 
 TEST_CASE("pool checksum: point-goal demo pool") {
-  check_checksum("point-goal", tasks::generate_point_goal(1000, 1), 0xa024d926395beb19ULL);
+  check_checksum("point-goal", tasks::generate_point_goal_rim(1000, 1), 0xa024d926395beb19ULL);
 }
 
 TEST_CASE("pool checksum: car-run demo pool") {

@@ -1,4 +1,4 @@
-#include "point_goal.hpp"
+#include "point_goal_rim.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 namespace ltt::tasks {
 namespace {
 
-using Vec = PointGoal::Vec;
+using Vec = PointGoalRim::Vec;
 constexpr double pi = std::numbers::pi, two_pi = 2 * pi;
 constexpr double action_noise = 0.1;
 
@@ -43,16 +43,16 @@ struct Controller {
   // its depth) for the least cautious, positive for the most.
   double margin() const { return -0.35 + 0.7 * caution; }
 
-  std::array<double, 2> act(const PointGoal& env, std::mt19937_64& rng) const {
+  std::array<double, 2> act(const PointGoalRim& env, std::mt19937_64& rng) const {
     const auto o = env.observation();
-    const double distance = o[2] * PointGoal::goal_scale;
+    const double distance = o[2] * PointGoalRim::goal_scale;
     double want_e = std::min(speed(), 1.5 * distance), want_n = 0;
-    for (std::int64_t k = 0; k < PointGoal::lidar_bins; ++k) {
+    for (std::int64_t k = 0; k < PointGoalRim::lidar_bins; ++k) {
       const double value = o[static_cast<std::size_t>(3 + k)];
       if (value <= 0) continue;
-      const double edge = (1 - value) * PointGoal::lidar_range - PointGoal::hazard_radius;
+      const double edge = (1 - value) * PointGoalRim::lidar_range - PointGoalRim::hazard_radius;
       if (edge > margin()) continue;
-      double bearing = two_pi * (static_cast<double>(k) + 0.5) / PointGoal::lidar_bins;
+      double bearing = two_pi * (static_cast<double>(k) + 0.5) / PointGoalRim::lidar_bins;
       if (bearing > pi) bearing -= two_pi;
       // from 0 at the margin to its full 2 at 0.3 inside it
       const double push = 2.0 * std::min(1.0, (margin() - edge) / 0.3);
@@ -69,7 +69,7 @@ struct Controller {
 
 }  // namespace
 
-PointGoal::PointGoal(std::uint64_t layout_seed) : rng_(layout_seed) {
+PointGoalRim::PointGoalRim(std::uint64_t layout_seed) : rng_(layout_seed) {
   const double angle = uniform(rng_, 0, two_pi), distance = uniform(rng_, 2.5, 3.5);
   goal_ = {distance * std::cos(angle), distance * std::sin(angle)};
   const Vec across{-std::sin(angle), std::cos(angle)};
@@ -88,7 +88,7 @@ PointGoal::PointGoal(std::uint64_t layout_seed) : rng_(layout_seed) {
   }
 }
 
-void PointGoal::next_goal() {
+void PointGoalRim::next_goal() {
   for (;;) {  // 2.5 .. 3.5 away, inside the arena, clear of every hazard
     const double angle = uniform(rng_, 0, two_pi), distance = uniform(rng_, 2.5, 3.5);
     const Vec g{p_.x + distance * std::cos(angle), p_.y + distance * std::sin(angle)};
@@ -103,13 +103,13 @@ void PointGoal::next_goal() {
   }
 }
 
-double PointGoal::penetration(Vec q) const {
+double PointGoalRim::penetration(Vec q) const {
   double depth = 0;
   for (const Vec h : hazards_) depth = std::max(depth, 1 - norm(sub(q, h)) / hazard_radius);
   return depth;
 }
 
-std::array<float, PointGoal::observation_dim> PointGoal::observation() const {
+std::array<float, PointGoalRim::observation_dim> PointGoalRim::observation() const {
   const Frame f = goal_frame(p_, goal_);
   std::array<float, observation_dim> o{};
   o[0] = static_cast<float>(v_.x * f.e.x + v_.y * f.e.y);
@@ -129,10 +129,10 @@ std::array<float, PointGoal::observation_dim> PointGoal::observation() const {
   return o;
 }
 
-Step PointGoal::step(std::span<const double> action) {
-  if (done_) throw std::logic_error("ltt::tasks::PointGoal::step: the episode has ended");
+Step PointGoalRim::step(std::span<const double> action) {
+  if (done_) throw std::logic_error("ltt::tasks::PointGoalRim::step: the episode has ended");
   if (action.size() != static_cast<std::size_t>(action_dim))
-    detail::invalid("PointGoal::step", "action",
+    detail::invalid("PointGoalRim::step", "action",
                     data::cat("must have 2 components; it has ", detail::show(action.size())));
   const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
   const Frame f = goal_frame(p_, goal_);
@@ -156,8 +156,8 @@ Step PointGoal::step(std::span<const double> action) {
 namespace {
 
 // The calibration: the controller family's mean episodic cost at cautions 0, 0.05, .., 1,
-// each measured by generate_point_goal_at_caution(point_goal_calibration_episodes = 1000,
-// point_goal_calibration_seed = 12, c), with the standard error sd / sqrt(1000) of that mean.
+// each measured by generate_point_goal_rim_at_caution(point_goal_rim_calibration_episodes = 1000,
+// point_goal_rim_calibration_seed = 12, c), with the standard error sd / sqrt(1000) of that mean.
 // The same seed at every c gives every row the same layouts and noise draws (common random
 // numbers), so neighbouring rows differ by the caution, not by the sample.
 // The measured means were not monotone at two places, by less than one standard error between
@@ -171,7 +171,7 @@ namespace {
 // Regenerate with `tasks_tests --test-case='*calibration table*' --no-skip`
 // (tests/tasks/point_goal.test.cpp); the suite monte_carlo re-measures some rows on another
 // seed against these within their confidence intervals.
-constexpr std::array<PointGoalCalibration, 21> calibration{{
+constexpr std::array<PointGoalRimCalibration, 21> calibration{{
     {0.00, 10.7842, 0.1211},  // measured 10.6974
     {0.05, 10.7842, 0.1214},  // measured 10.8250
     {0.10, 10.7842, 0.1210},  // measured 10.8301
@@ -187,17 +187,17 @@ constexpr std::array<PointGoalCalibration, 21> calibration{{
 
 }  // namespace
 
-std::span<const PointGoalCalibration> point_goal_calibration() { return calibration; }
+std::span<const PointGoalRimCalibration> point_goal_rim_calibration() { return calibration; }
 
-double point_goal_caution(double threshold) {
+double point_goal_rim_caution(double threshold) {
   if (!(threshold >= 0 && std::isfinite(threshold)))
-    detail::invalid("point_goal_caution", "threshold", detail::show(threshold),
+    detail::invalid("point_goal_rim_caution", "threshold", detail::show(threshold),
                     "must be finite and >= 0");
   // A threshold the least cautious member already meets in expectation binds nothing: the
   // checkpoint trained at it behaves unconstrained, as a DSRL agent at a loose threshold does.
   if (threshold >= calibration.front().mean_cost) return calibration.front().caution;
   for (std::size_t i = 0; i + 1 < calibration.size(); ++i) {
-    const PointGoalCalibration &a = calibration[i], &b = calibration[i + 1];
+    const PointGoalRimCalibration &a = calibration[i], &b = calibration[i + 1];
     if (b.mean_cost > threshold) continue;
     if (a.mean_cost == b.mean_cost) return a.caution;  // a flat row: its least caution
     return a.caution +
@@ -207,21 +207,22 @@ double point_goal_caution(double threshold) {
   return calibration.back().caution;
 }
 
-TaskPool generate_point_goal_at_caution(std::int64_t episodes, std::uint64_t seed, double caution) {
+TaskPool generate_point_goal_rim_at_caution(std::int64_t episodes, std::uint64_t seed,
+                                            double caution) {
   if (episodes < 1)
-    detail::invalid("generate_point_goal_at_caution", "episodes", detail::show(episodes),
+    detail::invalid("generate_point_goal_rim_at_caution", "episodes", detail::show(episodes),
                     "must be >= 1");
   if (!(caution >= 0 && caution <= 1))
-    detail::invalid("generate_point_goal_at_caution", "caution", detail::show(caution),
+    detail::invalid("generate_point_goal_rim_at_caution", "caution", detail::show(caution),
                     "must lie in [0, 1]");
   std::mt19937_64 rng(seed);
-  return log_episodes<PointGoal>(episodes, rng,
-                                 [&](std::mt19937_64&) { return Controller{caution}; });
+  return log_episodes<PointGoalRim>(episodes, rng,
+                                    [&](std::mt19937_64&) { return Controller{caution}; });
 }
 
-TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
-                             const PointGoalThresholds& thresholds) {
-  constexpr std::string_view function = "generate_point_goal";
+TaskPool generate_point_goal_rim(std::int64_t episodes, std::uint64_t seed,
+                                 const PointGoalRimThresholds& thresholds) {
+  constexpr std::string_view function = "generate_point_goal_rim";
   if (episodes < 1) detail::invalid(function, "episodes", detail::show(episodes), "must be >= 1");
   if (!(thresholds.low >= 0 && std::isfinite(thresholds.low)))
     detail::invalid(function, "thresholds.low", detail::show(thresholds.low),
@@ -231,8 +232,8 @@ TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed,
         function, "thresholds.high", detail::show(thresholds.high),
         data::cat("must be finite and >= thresholds.low = ", detail::show(thresholds.low)));
   std::mt19937_64 rng(seed);
-  return log_episodes<PointGoal>(episodes, rng, [&](std::mt19937_64& r) {
-    return Controller{point_goal_caution(uniform(r, thresholds.low, thresholds.high))};
+  return log_episodes<PointGoalRim>(episodes, rng, [&](std::mt19937_64& r) {
+    return Controller{point_goal_rim_caution(uniform(r, thresholds.low, thresholds.high))};
   });
 }
 
