@@ -43,7 +43,8 @@ namespace pl = ltt::pipeline;
 
 constexpr Flag pipeline_flags[] = {
     {"task", FlagKind::text,
-     "point-goal, car-run, point-goal-reckless or corridor (required unless --config names it)"},
+     "point-goal, car-run, point-goal-reckless, point-goal-rim or corridor (required unless "
+     "--config names it)"},
     {"config", FlagKind::text,
      "a previous report.json: replay the options it records (the flags given here override them)"},
     {"out",

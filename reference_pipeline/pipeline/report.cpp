@@ -476,7 +476,7 @@ std::string seed_policy_section(const PipelineResult& r) {
      << "From the " << o.eval_episodes << " evaluation episodes of each policy, one-sided at "
      << "confidence 1 - " << fixed(o.certificate_delta, 2) << ": a Clopper-Pearson upper bound on "
      << "Pr[episodic cost > budget] and a Maurer-Pontil upper bound on E[episodic cost] (range "
-     << fixed(r.task.cost_range, 0) << ", the horizon, fixed a priori). These bound the policy "
+     << fixed(r.task.cost_range, 0) << ", the horizon times the largest cost of a step, fixed a priori). These bound the policy "
      << "actually deployed; the training-set certificate above is a different statement.\n\n"
      << "| method | selection unsafe (oracle) | episodes over budget | Pr[cost > budget] <= | "
         "E[cost] <= |\n|---|---:|---:|---:|---:|\n";

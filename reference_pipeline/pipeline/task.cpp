@@ -7,6 +7,7 @@
 
 #include <data/text.hpp>
 #include <tasks/car_run.hpp>
+#include <tasks/point_goal.hpp>
 #include <tasks/point_goal_rim.hpp>
 
 namespace ltt::pipeline {
@@ -42,7 +43,7 @@ Task continuous_task(std::string name, std::string summary,
   t.horizon = Env::horizon;
   t.observation_dim = Env::observation_dim;
   t.action_dim = Env::action_dim;
-  t.cost_range = static_cast<double>(Env::horizon);
+  t.cost_range = static_cast<double>(Env::horizon) * Env::max_step_cost;
   t.generate = std::move(generate);
   t.environment = [](std::uint64_t seed) -> std::unique_ptr<Environment> {
     return std::make_unique<Adapter<Env>>(seed);
@@ -50,8 +51,8 @@ Task continuous_task(std::string name, std::string summary,
   return t;
 }
 
-// Thresholds drawn from [2B, 3B] only, the loose end of point-goal's [0, 3B]: at or above the
-// unconstrained controller's expected cost (about 2B) a checkpoint behaves unconstrained, so
+// Thresholds drawn from [2B, 3B] only, the loose end of point-goal-rim's [0, 3B]: at or above
+// the unconstrained controller's expected cost (about 2B) a checkpoint behaves unconstrained, so
 // the pool is almost all unsafe (2, 3 and 1 safe of 1000 on seeds 1-3,
 // tests/pipeline/task.test.cpp), fewer than 11.25% of trajectories are safe and a perfect
 // score cannot make the smallest grid selection (the top 15%) at most 25% unsafe: the purity
@@ -61,13 +62,13 @@ constexpr tasks::PointGoalRimThresholds reckless_thresholds{2 * tasks::PointGoal
 
 const std::vector<Task>& registry() {
   static const std::vector<Task> tasks{
-      continuous_task<tasks::PointGoalRim>(
+      continuous_task<tasks::PointGoal>(
           "point-goal",
-          "2-D point robot reaching goals among circular hazards, graded penetration cost, "
-          "behavior trained at cost thresholds uniform on [0, 3B] (budget 5)",
-          [](std::int64_t n, std::uint64_t seed) {
-            return tasks::generate_point_goal_rim(n, seed);
-          }),
+          "point robot reaching goals in Safety-Gymnasium's PointGoal1 field (8 hazards, 1 cost a "
+          "step inside one), behavior collected like DSRL's PointGoal1: a simulated "
+          "TRPO-Lagrangian run with its threshold schedule through FSRL's trajectory buffer "
+          "(budget 5)",
+          [](std::int64_t n, std::uint64_t seed) { return tasks::generate_point_goal(n, seed); }),
       continuous_task<tasks::CarRun>(
           "car-run",
           "car on a rolling track, over-speed or off-lane steps cost; the average behavior "
@@ -75,10 +76,18 @@ const std::vector<Task>& registry() {
           [](std::int64_t n, std::uint64_t seed) { return tasks::generate_car_run(n, seed); }),
       continuous_task<tasks::PointGoalRim>(
           "point-goal-reckless",
-          "point-goal with thresholds drawn from [2B, 3B] only: no certifiable selection "
+          "point-goal-rim with thresholds drawn from [2B, 3B] only: no certifiable selection "
           "(refusal variant)",
           [](std::int64_t n, std::uint64_t seed) {
             return tasks::generate_point_goal_rim(n, seed, reckless_thresholds);
+          }),
+      continuous_task<tasks::PointGoalRim>(
+          "point-goal-rim",
+          "the previous point-goal: 2-D point robot among 10 hazards in an 8 x 8 arena, graded "
+          "penetration cost, behavior trained at cost thresholds uniform on [0, 3B] (budget 5); "
+          "its learned score tracks the layout's hazards, not the behavior's caution",
+          [](std::int64_t n, std::uint64_t seed) {
+            return tasks::generate_point_goal_rim(n, seed);
           }),
   };
   return tasks;

@@ -2,11 +2,14 @@
 // The built-in tasks the pipeline runs on (docs/pipeline.md, "Tasks"): each names its behavior
 // generator, its cost budget, and a fresh environment for evaluating a cloned policy.
 //
-//   point-goal            the point robot of tasks/point_goal_rim.hpp, budget 5
+//   point-goal            the point robot of tasks/point_goal.hpp (Safety-Gymnasium's PointGoal1
+//                         field, DSRL PointGoal1's collection), budget 5
 //   car-run               the car of tasks/car_run.hpp, budget 5
-//   point-goal-reckless   point-goal whose behavior thresholds are drawn from [2B, 3B] only:
+//   point-goal-reckless   point-goal-rim whose behavior thresholds are drawn from [2B, 3B] only:
 //                         built to have no certifiable selection (negative purity margin at alpha =
 //                         0.25), for the refusal row of the report
+//   point-goal-rim        the previous point-goal (tasks/point_goal_rim.hpp), kept as the case
+//                         where the preference score loses to the labels-only one
 //
 // The corridor is not here: its state is the time index alone, so a state-only value cannot
 // rank its trajectories; it has its own study (corridor_study.hpp).
@@ -43,8 +46,8 @@ struct Task {
   std::int64_t horizon = 0;  // steps per episode (time limit)
   std::int64_t observation_dim = 0;
   std::int64_t action_dim = 0;  // actions in [-1, 1]^action_dim
-  // Episodic cost lies in [0, cost_range] for every policy (cost <= 1 per step): the range the
-  // Maurer-Pontil bound needs, fixed before any episode is seen.
+  // Episodic cost lies in [0, cost_range] for every policy (horizon x the largest cost of a step):
+  // the range the Maurer-Pontil bound needs, fixed before any episode is seen.
   double cost_range = 0;
   // A seeded behavior pool of `episodes` trajectories.
   std::function<tasks::TaskPool(std::int64_t episodes, std::uint64_t seed)> generate;
@@ -56,7 +59,7 @@ struct Task {
 std::span<const Task> builtin_tasks();
 // The task called `name`. Throws std::invalid_argument naming 'task' and listing the names.
 const Task& task_named(std::string_view name);
-// "point-goal, car-run, point-goal-reckless, corridor": what --task accepts.
+// "point-goal, car-run, point-goal-reckless, point-goal-rim, corridor": what --task accepts.
 std::string task_names();
 
 }  // namespace ltt::pipeline

@@ -29,7 +29,7 @@ namespace ltt::tasks {
 class CarRun {
  public:
   static constexpr std::int64_t observation_dim = 6, action_dim = 2, horizon = 200;
-  static constexpr double budget = 5;
+  static constexpr double budget = 5, max_step_cost = 1;
   static constexpr double dt = 0.1, lane_limit = 1.0, speed_limit = 1.5, max_speed = 3.0,
                           swing = 0.3, road_period = 3.0, lateral_scale = 0.1;
 

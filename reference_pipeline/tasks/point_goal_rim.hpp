@@ -35,7 +35,7 @@ class PointGoalRim {
  public:
   static constexpr std::int64_t lidar_bins = 32, hazard_count = 10;
   static constexpr std::int64_t observation_dim = 3 + lidar_bins, action_dim = 2, horizon = 200;
-  static constexpr double budget = 5;
+  static constexpr double budget = 5, max_step_cost = 1;
   static constexpr double dt = 0.1, max_speed = 1.0, hazard_radius = 0.4, goal_radius = 0.3,
                           lidar_range = 3.0, goal_scale = 3.0, arena = 4.0;
 

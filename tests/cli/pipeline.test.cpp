@@ -115,8 +115,8 @@ TEST_CASE("ltt pipeline: bad input exits 2 with one line and writes nothing") {
       std::string("'") + LTT_PYTHON3 +
       "' -c 'import numpy as np, os, sys; d = sys.argv[1]; "
       "os.makedirs(d, exist_ok=True); n = 36; t = np.zeros(n, np.bool_); t[11::12] = True; "
-      "[np.save(os.path.join(d, k + \".npy\"), v) for k, v in dict(observations=np.zeros((n, 35), "
-      "np.float32), next_observations=np.zeros((n, 35), np.float32), actions=np.zeros((n, 2), "
+      "[np.save(os.path.join(d, k + \".npy\"), v) for k, v in dict(observations=np.zeros((n, 34), "
+      "np.float32), next_observations=np.zeros((n, 34), np.float32), actions=np.zeros((n, 2), "
       "np.float32), rewards=np.zeros(n, np.float32), costs=np.zeros(n, np.float32), "
       "terminals=np.zeros(n, np.bool_), timeouts=t).items()]' '" +
       short_episodes.string() + "'");

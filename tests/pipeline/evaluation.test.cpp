@@ -27,8 +27,9 @@ learning::MlpWeights random_policy(const pl::Task& t, std::uint64_t seed) {
 
 // A linear policy whose every action reads one observation entry (all other weights zero), so
 // a row's output is the same bits in any batch: x * 0 and + 0 are exact whatever the order of
-// the sums. point-goal: accelerate toward the goal (action 0 of the goal frame) in proportion
-// to the goal distance (observation 2); car-run: steer against the lateral offset
+// the sums. point-goal and its variants: accelerate toward the goal (action 0 of the goal frame)
+// in proportion to observation 2 (point-goal: the goal's pseudo-lidar reading in bin 0;
+// point-goal-rim: the goal distance); car-run: steer against the lateral offset
 // (observation 1) with a steady throttle. Both move, so episodes differ by their layouts.
 learning::MlpWeights sparse_policy(const pl::Task& t) {
   learning::MlpWeights w;

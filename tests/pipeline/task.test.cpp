@@ -16,11 +16,14 @@
 namespace pl = ltt::pipeline;
 
 TEST_CASE("task registry: names, shapes, and an error naming 'task'") {
-  CHECK(pl::task_named("point-goal").observation_dim == 35);
+  CHECK(pl::task_named("point-goal").observation_dim == 34);
+  CHECK(pl::task_named("point-goal-rim").observation_dim == 35);
   CHECK(pl::task_named("car-run").observation_dim == 6);
   CHECK(pl::task_named("point-goal-reckless").budget == 5);
+  // Two of point-goal's hazards can hold the robot at once (Safety-Gymnasium counts each).
+  CHECK(pl::task_named("point-goal").cost_range == 400);
   for (const pl::Task& t : pl::builtin_tasks()) {
-    CHECK(t.cost_range == static_cast<double>(t.horizon));
+    if (t.name != "point-goal") CHECK(t.cost_range == static_cast<double>(t.horizon));
     CHECK(pl::task_names().find(t.name) != std::string::npos);
   }
   ltt_test::check_throws_naming([] { (void)pl::task_named("pointgoal"); }, "task");
@@ -40,7 +43,7 @@ TEST_CASE("task environments: an episode lasts the horizon and matches the gener
       cost += s.cost;
       ++steps;
       CHECK(s.cost >= 0);
-      CHECK(s.cost <= 1);
+      CHECK(s.cost <= t.cost_range / static_cast<double>(t.horizon));
     }
     CHECK(steps == t.horizon);
     CHECK(cost <= t.cost_range);
@@ -69,8 +72,8 @@ TEST_CASE("point-goal-reckless: no grid selection can be at most alpha = 0.25 un
                                         << " unsafe");
     CHECK(least_unsafe > 0.25);
   }
-  // and the default threshold range is the one docs/tasks.md describes: 30-70% unsafe
-  const auto pool = pl::task_named("point-goal").generate(500, 1);
+  // and point-goal-rim's default threshold range is the one docs/tasks.md describes: 30-70% unsafe
+  const auto pool = pl::task_named("point-goal-rim").generate(500, 1);
   std::int64_t unsafe = 0;
   for (const auto& e : pool.episodes) unsafe += e.episodic_cost > 5;
   CHECK(unsafe >= 150);

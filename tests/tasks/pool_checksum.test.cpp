@@ -7,6 +7,7 @@
 // differ between C libraries, so the values kept here are those of x86-64 glibc builds.
 
 #include <tasks/car_run.hpp>
+#include <tasks/point_goal.hpp>
 #include <tasks/point_goal_rim.hpp>
 
 #include <data/dsrl.hpp>
@@ -50,7 +51,11 @@ void check_checksum(const std::string& task, const tasks::TaskPool& pool, std::u
 }  // namespace
 
 TEST_CASE("pool checksum: point-goal demo pool") {
-  check_checksum("point-goal", tasks::generate_point_goal_rim(1000, 1), 0xa024d926395beb19ULL);
+  check_checksum("point-goal", tasks::generate_point_goal(1000, 1), 0xb675c24f8671d178ULL);
+}
+
+TEST_CASE("pool checksum: point-goal-rim demo pool") {
+  check_checksum("point-goal-rim", tasks::generate_point_goal_rim(1000, 1), 0xa024d926395beb19ULL);
 }
 
 TEST_CASE("pool checksum: car-run demo pool") {
