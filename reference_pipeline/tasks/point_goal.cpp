@@ -15,19 +15,11 @@ using Vec = PointGoal::Vec;
 constexpr double pi = std::numbers::pi, two_pi = 2 * pi;
 constexpr double bin_width = two_pi / PointGoal::lidar_bins;
 
-double norm(Vec a) { return std::hypot(a.x, a.y); }
-Vec sub(Vec a, Vec b) { return {a.x - b.x, a.y - b.y}; }
+using detail::goal_frame;
+using detail::norm;
+using detail::sub;
 
-// The goal frame: e toward the goal, n its left normal. The goal is never closer than its
-// keepout at an observation (a reached goal is replaced in the same step).
-struct Frame {
-  Vec e, n;
-};
-Frame goal_frame(Vec p, Vec goal) {
-  const Vec g = sub(goal, p);
-  const double d = std::max(norm(g), 1e-12);
-  return {{g.x / d, g.y / d}, {-g.y / d, g.x / d}};
-}
+using Frame = detail::GoalFrame;
 
 // Safety-Gymnasium's pseudo-lidar of `objects` seen from p in frame f, into 16 bins.
 void pseudo_lidar(Vec p, const Frame& f, std::span<const Vec> objects, std::span<float> bins) {
@@ -108,13 +100,8 @@ Step PointGoal::step(std::span<const double> action) {
     detail::invalid("PointGoal::step", "action",
                     data::cat("must have 2 components; it has ", detail::show(action.size())));
   const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
-  const Frame f = goal_frame(p_, goal_);
-  const double ax = a_e * f.e.x + a_n * f.n.x, ay = a_e * f.e.y + a_n * f.n.y;
   const double before = norm(sub(goal_, p_));
-  v_ = {0.95 * v_.x + 2 * ax * dt, 0.95 * v_.y + 2 * ay * dt};
-  const double speed = norm(v_);
-  if (speed > max_speed) v_ = {v_.x * max_speed / speed, v_.y * max_speed / speed};
-  p_ = {p_.x + v_.x * dt, p_.y + v_.y * dt};
+  detail::move_point(p_, v_, goal_frame(p_, goal_), a_e, a_n, dt, max_speed);
   ++t_;
   Step s;
   const double after = norm(sub(goal_, p_));

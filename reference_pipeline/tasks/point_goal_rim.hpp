@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "episode_log.hpp"
+#include "goal_frame_point.hpp"
 
 namespace ltt::tasks {
 
@@ -45,9 +46,7 @@ class PointGoalRim {
   // Action components (goal frame) are clipped to [-1, 1]. Stepping after the end throws.
   Step step(std::span<const double> action);
 
-  struct Vec {
-    double x = 0, y = 0;
-  };
+  using Vec = PlaneVector;
   Vec position() const { return p_; }
   Vec velocity() const { return v_; }
   Vec goal() const { return goal_; }

@@ -47,11 +47,12 @@ struct TrainingRunOptions {
   // Raw episodes per buffer slot: DSRL's PointGoal1 run, 1800 epochs of 10 episodes into a buffer
   // of 1500, offers 12.
   double episodes_per_slot = 12;
-  // The buffer's capacity per dataset episode; below 1, the dataset's last (1 - capacity_per_episode)
-  // share arrived after the buffer's last thinning. DSRL's PointGoal1 file holds 2022 episodes from
-  // a buffer of capacity 1500 (1500 / 2022 = 0.742: 522 unthinned at the end). The default, 1, is
-  // the buffer just thinned: with the unthinned end, this task's pool comes out 40% unsafe with a
-  // BC-All clone within budget, against DSRL's PointGoal1 (docs/tasks.md, "What is not DSRL's").
+  // The buffer's capacity per dataset episode; below 1, the dataset's last (1 -
+  // capacity_per_episode) share arrived after the buffer's last thinning. DSRL's PointGoal1 file
+  // holds 2022 episodes from a buffer of capacity 1500 (1500 / 2022 = 0.742: 522 unthinned at the
+  // end). The default, 1, is the buffer just thinned: with the unthinned end, this task's pool
+  // comes out 40% unsafe with a BC-All clone within budget, against DSRL's PointGoal1
+  // (docs/tasks.md, "What is not DSRL's").
   double capacity_per_episode = 1;
   double filter_interval = 1.5;          // FSRL's default
   double return_floor = 0;               // rmin (absolute)
