@@ -7,6 +7,11 @@
 //   a_world = a_e e + a_n n;  v <- 0.95 v + 2 a_world dt, |v| capped at max_speed;  p <- p + v dt.
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <stdexcept>
+#include <string_view>
+
+#include "check.hpp"
 
 namespace ltt::tasks {
 
@@ -39,6 +44,24 @@ inline void move_point(PlaneVector& p, PlaneVector& v, const GoalFrame& f, doubl
   const double speed = norm(v);
   if (speed > max_speed) v = {v.x * max_speed / speed, v.y * max_speed / speed};
   p = {p.x + v.x * dt, p.y + v.y * dt};
+}
+
+// One step of `task`'s point (`task` names it in messages, e.g. "PointGoal"): refuses a step
+// after the end (std::logic_error) and an action that is not 2 components
+// (std::invalid_argument naming 'action'), clips the action to [-1, 1]^2, moves the point, and
+// returns the progress toward the goal, its distance before the step minus after.
+inline double step_point(std::string_view task, bool done, std::span<const double> action,
+                         PlaneVector& p, PlaneVector& v, PlaneVector goal, double dt,
+                         double max_speed) {
+  if (done)
+    throw std::logic_error(data::cat("ltt::tasks::", task, "::step: the episode has ended"));
+  if (action.size() != 2)
+    invalid(data::cat(task, "::step"), "action",
+            data::cat("must have 2 components; it has ", show(action.size())));
+  const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
+  const double before = norm(sub(goal, p));
+  move_point(p, v, goal_frame(p, goal), a_e, a_n, dt, max_speed);
+  return before - norm(sub(goal, p));
 }
 
 }  // namespace detail

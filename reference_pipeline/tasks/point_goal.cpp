@@ -95,17 +95,10 @@ std::array<float, PointGoal::observation_dim> PointGoal::observation() const {
 }
 
 Step PointGoal::step(std::span<const double> action) {
-  if (done_) throw std::logic_error("ltt::tasks::PointGoal::step: the episode has ended");
-  if (action.size() != static_cast<std::size_t>(action_dim))
-    detail::invalid("PointGoal::step", "action",
-                    data::cat("must have 2 components; it has ", detail::show(action.size())));
-  const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
-  const double before = norm(sub(goal_, p_));
-  detail::move_point(p_, v_, goal_frame(p_, goal_), a_e, a_n, dt, max_speed);
-  ++t_;
   Step s;
+  s.reward = detail::step_point("PointGoal", done_, action, p_, v_, goal_, dt, max_speed);
+  ++t_;
   const double after = norm(sub(goal_, p_));
-  s.reward = before - after;
   for (const Vec h : hazards_) s.cost += norm(sub(p_, h)) <= hazard_radius ? 1.0 : 0.0;
   if (after <= goal_radius) {
     s.reward += 1;

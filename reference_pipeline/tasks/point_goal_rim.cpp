@@ -122,17 +122,10 @@ std::array<float, PointGoalRim::observation_dim> PointGoalRim::observation() con
 }
 
 Step PointGoalRim::step(std::span<const double> action) {
-  if (done_) throw std::logic_error("ltt::tasks::PointGoalRim::step: the episode has ended");
-  if (action.size() != static_cast<std::size_t>(action_dim))
-    detail::invalid("PointGoalRim::step", "action",
-                    data::cat("must have 2 components; it has ", detail::show(action.size())));
-  const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
-  const double before = norm(sub(goal_, p_));
-  detail::move_point(p_, v_, goal_frame(p_, goal_), a_e, a_n, dt, max_speed);
-  ++t_;
   Step s;
+  s.reward = detail::step_point("PointGoalRim", done_, action, p_, v_, goal_, dt, max_speed);
+  ++t_;
   const double after = norm(sub(goal_, p_));
-  s.reward = before - after;
   s.cost = penetration(p_);
   if (after < goal_radius) next_goal();
   s.timeout = t_ >= horizon;
