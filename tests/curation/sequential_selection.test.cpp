@@ -252,46 +252,75 @@ TEST_CASE("sequential_selection: stopping rules") {
   }
 }
 
-TEST_CASE(
-    "sequential_selection: false certification <= delta on pools just over target (Monte Carlo)") {
+namespace {
+
+// Monte Carlo false certification under each stop rule on a pool just over target: pool 0 has
+// S_1 at the boundary U_1 = U*_1 = 38 of 151 (margin -0.0017), pool 1 every S_j 1-2 points
+// over. One test case per pool and label order, so ctest runs them side by side; the seeds are
+// those of one loop over pools, rules and orders (stratified first), 1600 onward.
+void check_false_certification_just_over_target(std::size_t pool_index, cur::LabelOrder order) {
   constexpr double alpha = 0.25, delta = 0.1;
   constexpr std::int64_t reps = 5000;
-  // S_1 at the boundary U_1 = U*_1 = 38 of 151 (margin -0.0017); and every S_j 1-2 points over
   struct PoolCase {
     double u1, u_rest;
   };
   const PoolCase pools[] = {{38.0 / 151.0, 0.26}, {0.265, 0.27}};
   const std::string rules[] = {"cap", "target:0", "target:11", "early-refusal", "stall:20", "auto"};
-  std::uint64_t seed = 1600;
-  for (const PoolCase& pc : pools) {
-    const Pool pool = make_pool(1000, pc.u1, pc.u_rest);
-    const double margin = purity_margin(pool, alpha);
-    REQUIRE(margin < 0.0);
-    REQUIRE(margin >= -0.02);
-    REQUIRE(every_null_true(pool, alpha));
-    for (const std::string& rule : rules)
-      for (const cur::LabelOrder order : {cur::LabelOrder::stratified, cur::LabelOrder::uniform}) {
-        cur::SequentialSelectionOptions options;
-        options.order = order;
-        options.alpha = alpha;
-        options.delta = delta;
-        cur::apply_stop_rule(rule, options);
-        std::int64_t certified = 0, labels = 0;
-        for (std::int64_t r = 0; r < reps; ++r) {
-          const auto c = cur::sequential_selection(
-              pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
-          certified += c.certified;
-          labels += c.labels_used;
-        }
-        ++seed;
-        const double lower = ltt::clopper_pearson_lower(certified, reps, 1e-3);
-        MESSAGE("margin " << margin << ", --stop " << rule << ", " << cur::label_order_name(order)
-                          << " order: false certification " << certified << "/" << reps << " = "
-                          << static_cast<double>(certified) / reps << " (99.9% lower bound "
-                          << lower << "), mean labels " << static_cast<double>(labels) / reps);
-        CHECK(lower <= delta);
-      }
+  const PoolCase& pc = pools[pool_index];
+  const Pool pool = make_pool(1000, pc.u1, pc.u_rest);
+  const double margin = purity_margin(pool, alpha);
+  REQUIRE(margin < 0.0);
+  REQUIRE(margin >= -0.02);
+  REQUIRE(every_null_true(pool, alpha));
+  for (std::size_t rule_index = 0; rule_index < std::size(rules); ++rule_index) {
+    const std::string& rule = rules[rule_index];
+    const std::uint64_t seed = 1600 + 2 * (pool_index * std::size(rules) + rule_index) +
+                               (order == cur::LabelOrder::uniform ? 1 : 0);
+    cur::SequentialSelectionOptions options;
+    options.order = order;
+    options.alpha = alpha;
+    options.delta = delta;
+    cur::apply_stop_rule(rule, options);
+    std::int64_t certified = 0, labels = 0;
+    for (std::int64_t r = 0; r < reps; ++r) {
+      const auto c = cur::sequential_selection(
+          pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
+      certified += c.certified;
+      labels += c.labels_used;
+    }
+    const double lower = ltt::clopper_pearson_lower(certified, reps, 1e-3);
+    MESSAGE("margin " << margin << ", --stop " << rule << ", " << cur::label_order_name(order)
+                      << " order: false certification " << certified << "/" << reps << " = "
+                      << static_cast<double>(certified) / reps << " (99.9% lower bound " << lower
+                      << "), mean labels " << static_cast<double>(labels) / reps);
+    CHECK(lower <= delta);
   }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target, S_1 on its "
+    "boundary, stratified order (Monte Carlo)") {
+  check_false_certification_just_over_target(0, cur::LabelOrder::stratified);
+}
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target, S_1 on its "
+    "boundary, uniform order (Monte Carlo)") {
+  check_false_certification_just_over_target(0, cur::LabelOrder::uniform);
+}
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target, every S_j "
+    "1-2 points over, stratified order (Monte Carlo)") {
+  check_false_certification_just_over_target(1, cur::LabelOrder::stratified);
+}
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target, every S_j "
+    "1-2 points over, uniform order (Monte Carlo)") {
+  check_false_certification_just_over_target(1, cur::LabelOrder::uniform);
 }
 
 TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, against fixed n = 200") {
