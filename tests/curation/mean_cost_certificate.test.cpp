@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/monte_carlo.hpp"
 #include "../support/throws.hpp"
 
 #include <cmath>
@@ -90,7 +91,7 @@ TEST_CASE("mean_cost_certificate: false certification at most delta (Monte Carlo
   // Pool of 600, scores 0..599, cost 10 on every third trajectory and 0 elsewhere: every
   // selection on the grid has mean cost between 3.29 and 3.34, above the budget 3.2, so every
   // step is a true null and any certification is false.
-  constexpr std::int64_t N = 600, n = 150, draws = 3000;
+  constexpr std::int64_t N = 600, n = 150, draws = ltt_test::monte_carlo_draws(3000);
   const auto g = ramp(N);
   std::vector<double> cost(N);
   for (std::int64_t i = 0; i < N; ++i)

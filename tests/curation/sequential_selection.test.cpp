@@ -17,6 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "../support/graded_pool.hpp"
+#include "../support/monte_carlo.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -252,46 +253,75 @@ TEST_CASE("sequential_selection: stopping rules") {
   }
 }
 
-TEST_CASE(
-    "sequential_selection: false certification <= delta on pools just over target (Monte Carlo)") {
+namespace {
+
+// Monte Carlo false certification under each stop rule on a pool just over target: pool 0 has
+// S_1 at the boundary U_1 = U*_1 = 38 of 151 (margin -0.0017), pool 1 every S_j 1-2 points
+// over. One test case per pool and label order, so ctest runs them side by side; the seeds are
+// those of one loop over pools, rules and orders (stratified first), 1600 onward.
+void check_false_certification_just_over_target(std::size_t pool_index, cur::LabelOrder order) {
   constexpr double alpha = 0.25, delta = 0.1;
-  constexpr std::int64_t reps = 5000;
-  // S_1 at the boundary U_1 = U*_1 = 38 of 151 (margin -0.0017); and every S_j 1-2 points over
+  constexpr std::int64_t reps = ltt_test::monte_carlo_draws(5000);
   struct PoolCase {
     double u1, u_rest;
   };
   const PoolCase pools[] = {{38.0 / 151.0, 0.26}, {0.265, 0.27}};
   const std::string rules[] = {"cap", "target:0", "target:11", "early-refusal", "stall:20", "auto"};
-  std::uint64_t seed = 1600;
-  for (const PoolCase& pc : pools) {
-    const Pool pool = make_pool(1000, pc.u1, pc.u_rest);
-    const double margin = purity_margin(pool, alpha);
-    REQUIRE(margin < 0.0);
-    REQUIRE(margin >= -0.02);
-    REQUIRE(every_null_true(pool, alpha));
-    for (const std::string& rule : rules)
-      for (const cur::LabelOrder order : {cur::LabelOrder::stratified, cur::LabelOrder::uniform}) {
-        cur::SequentialSelectionOptions options;
-        options.order = order;
-        options.alpha = alpha;
-        options.delta = delta;
-        cur::apply_stop_rule(rule, options);
-        std::int64_t certified = 0, labels = 0;
-        for (std::int64_t r = 0; r < reps; ++r) {
-          const auto c = cur::sequential_selection(
-              pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
-          certified += c.certified;
-          labels += c.labels_used;
-        }
-        ++seed;
-        const double lower = ltt::clopper_pearson_lower(certified, reps, 1e-3);
-        MESSAGE("margin " << margin << ", --stop " << rule << ", " << cur::label_order_name(order)
-                          << " order: false certification " << certified << "/" << reps << " = "
-                          << static_cast<double>(certified) / reps << " (99.9% lower bound "
-                          << lower << "), mean labels " << static_cast<double>(labels) / reps);
-        CHECK(lower <= delta);
-      }
+  const PoolCase& pc = pools[pool_index];
+  const Pool pool = make_pool(1000, pc.u1, pc.u_rest);
+  const double margin = purity_margin(pool, alpha);
+  REQUIRE(margin < 0.0);
+  REQUIRE(margin >= -0.02);
+  REQUIRE(every_null_true(pool, alpha));
+  for (std::size_t rule_index = 0; rule_index < std::size(rules); ++rule_index) {
+    const std::string& rule = rules[rule_index];
+    const std::uint64_t seed = 1600 + 2 * (pool_index * std::size(rules) + rule_index) +
+                               (order == cur::LabelOrder::uniform ? 1 : 0);
+    cur::SequentialSelectionOptions options;
+    options.order = order;
+    options.alpha = alpha;
+    options.delta = delta;
+    cur::apply_stop_rule(rule, options);
+    std::int64_t certified = 0, labels = 0;
+    for (std::int64_t r = 0; r < reps; ++r) {
+      const auto c = cur::sequential_selection(
+          pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
+      certified += c.certified;
+      labels += c.labels_used;
+    }
+    const double lower = ltt::clopper_pearson_lower(certified, reps, 1e-3);
+    MESSAGE("margin " << margin << ", --stop " << rule << ", " << cur::label_order_name(order)
+                      << " order: false certification " << certified << "/" << reps << " = "
+                      << static_cast<double>(certified) / reps << " (99.9% lower bound " << lower
+                      << "), mean labels " << static_cast<double>(labels) / reps);
+    CHECK(lower <= delta);
   }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target, S_1 on its "
+    "boundary, stratified order (Monte Carlo)") {
+  check_false_certification_just_over_target(0, cur::LabelOrder::stratified);
+}
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target, S_1 on its "
+    "boundary, uniform order (Monte Carlo)") {
+  check_false_certification_just_over_target(0, cur::LabelOrder::uniform);
+}
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target, every S_j "
+    "1-2 points over, stratified order (Monte Carlo)") {
+  check_false_certification_just_over_target(1, cur::LabelOrder::stratified);
+}
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta on pools just over target, every S_j "
+    "1-2 points over, uniform order (Monte Carlo)") {
+  check_false_certification_just_over_target(1, cur::LabelOrder::uniform);
 }
 
 TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, against fixed n = 200") {
@@ -299,7 +329,7 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
   // in it. Sequential runs stop at the first certificate (target step 0) or at the cap n = 200;
   // the fixed-n walk draws n = 200 at once (calibrated_selection).
   constexpr double alpha = 0.25, delta = 0.1;
-  constexpr std::int64_t reps = 500, n = 200;
+  constexpr std::int64_t full_reps = 500, reps = ltt_test::monte_carlo_draws(full_reps), n = 200;
   struct PoolCase {
     double u1, u_rest;
   };
@@ -369,8 +399,8 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
                       << static_cast<double>(depth) / reps << ", early refusals " << refused_early);
       // the bar of issue 16: margin >= +0.20, the defaults
       if (margin >= 0.20 && con.name.ends_with("(the defaults)")) {
-        CHECK(mean_labels <= 0.5 * n);
-        CHECK(rate >= fixed_rate - 0.02);
+        CHECK(ltt_test::mean_at_most(mean_labels, reps, full_reps, n, 0.5 * n));
+        CHECK(ltt_test::rate_not_below(certified, fixed_certified, reps, full_reps, 0.02));
       }
     }
   }
@@ -430,7 +460,8 @@ TEST_CASE("sequential_selection: stop rules stall:L and auto, and apply_stop_rul
 TEST_CASE("sequential_selection: early refusal on pools with margin <= -0.10 (Monte Carlo)") {
   // N = 2000, S_1 the top 301; issue 16 asks refusal with mean labels <= 60% of the cap.
   constexpr double alpha = 0.25;
-  constexpr std::int64_t reps = 1000, n = 200;  // seeds 9000 + r
+  constexpr std::int64_t full_reps = 1000, reps = ltt_test::monte_carlo_draws(full_reps),
+                         n = 200;  // seeds 9000 + r
   const double u1s[] = {0.36, 0.45, 0.55};
   for (const double u1 : u1s) {
     const Pool pool = make_pool(2000, u1, u1 + 0.05);
@@ -455,7 +486,7 @@ TEST_CASE("sequential_selection: early refusal on pools with margin <= -0.10 (Mo
                           << " order: mean labels " << mean << " of " << n << ", certified "
                           << certified << "/" << reps);
         CHECK(ltt::clopper_pearson_lower(certified, reps, 1e-3) <= 0.1);  // false, all of them
-        CHECK(mean <= 0.6 * n);
+        CHECK(ltt_test::mean_at_most(mean, reps, full_reps, n, 0.6 * n));
       }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <ltt/bounds.hpp>
 
+#include "../support/monte_carlo.hpp"
 #include "../support/reference_csv.hpp"
 
 #include <doctest/doctest.h>
@@ -225,7 +226,7 @@ std::int64_t maurer_pontil_misses(Draw draw, double mean, double range, std::siz
 }  // namespace
 
 TEST_CASE("maurer_pontil_upper covers the mean (Monte Carlo)") {
-  const std::int64_t reps = 20000;
+  const std::int64_t reps = ltt_test::monte_carlo_draws(20000);
   struct Case {
     std::string name;
     std::function<double(std::mt19937_64&)> draw;
@@ -294,7 +295,7 @@ TEST_CASE("hoeffding_serfling_pvalue is super-uniform under the null (Monte Carl
   // Populations whose mean is exactly the budget (the boundary of H0, the hardest case) or
   // above it; costs are multiples of 1/8 over 64 or 256 items so the mean is exact in binary.
   // P[p <= delta] must not exceed delta.
-  const std::int64_t reps = 20000;
+  const std::int64_t reps = ltt_test::monte_carlo_draws(20000);
   struct Case {
     std::string name;
     std::vector<double> population;

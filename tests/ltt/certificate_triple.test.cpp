@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/monte_carlo.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -430,7 +431,7 @@ TEST_CASE("argument checks name the parameter") {
 // rate, and how often the bound covers, is reported (the paper: close where certification is
 // common, biased upward where it is rare).
 TEST_CASE("coverage sanity on constructed pools (fixed seed, numbers reported)") {
-  const std::int64_t N = 2000, N1 = 300, n = 200, draws = 400;
+  const std::int64_t N = 2000, N1 = 300, n = 200, draws = ltt_test::monte_carlo_draws(400);
   const double alpha = 0.25, delta = 0.1;
   const ltt::CertificationRateModel model(N, N1, n, alpha, delta);
   std::vector<double> table;

@@ -32,6 +32,7 @@
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
 
+#include "../support/monte_carlo.hpp"
 #include "../support/reference_csv.hpp"
 #include "../support/throws.hpp"
 
@@ -552,7 +553,7 @@ TEST_CASE("the rate matches a Monte Carlo simulation of the walk") {
     std::int64_t N, N1, U1, n;
     double alpha, delta;
   };
-  constexpr int draws = 100000;
+  constexpr std::int64_t draws = ltt_test::monte_carlo_draws(100000);
   constexpr double level = 1e-6;  // each side: a false failure has probability 2e-6 per pool
   std::mt19937_64 rng(20261126);
   for (const Pool& p :

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/monte_carlo.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -463,7 +465,7 @@ TEST_CASE("fixed_sequence: near-worst-case pool, false certification close to de
   CHECK(exact <= delta);
   CHECK(exact > 0.75 * delta);  // close to worst case, so the check below has power
 
-  const auto counts = simulate(pool, n, 100000, 7);
+  const auto counts = simulate(pool, n, ltt_test::monte_carlo_draws(100000), 7);
   check_false_certification(counts, "near-worst-case");
   const auto walk = static_cast<std::size_t>(ltt::Procedure::fixed_sequence);
   const std::int64_t bad = counts.false_certifications[walk];
@@ -496,7 +498,8 @@ TEST_CASE("multiple testing: every selection on its null boundary") {
   const auto U = unsafe_counts(pool);
   for (std::size_t j = 0; j < sizes.size(); ++j)
     REQUIRE(U[j] == ltt::null_boundary(sizes[j], alpha));
-  check_false_certification(simulate(pool, n, 40000, 11), "all-boundary");
+  check_false_certification(simulate(pool, n, ltt_test::monte_carlo_draws(40000), 11),
+                            "all-boundary");
 }
 
 TEST_CASE("fixed_sequence: boundary null reached after a certifiable first step") {
@@ -511,7 +514,8 @@ TEST_CASE("fixed_sequence: boundary null reached after a certifiable first step"
   const auto nulls = true_nulls(pool);
   REQUIRE_FALSE(nulls[0]);
   for (std::size_t j = 1; j < nulls.size(); ++j) REQUIRE(nulls[j]);
-  check_false_certification(simulate(pool, n, 20000, 8), "boundary-after-clean");
+  check_false_certification(simulate(pool, n, ltt_test::monte_carlo_draws(20000), 8),
+                            "boundary-after-clean");
 }
 
 TEST_CASE("fixed_sequence: non-monotone unsafe fraction along the grid") {
@@ -528,7 +532,8 @@ TEST_CASE("fixed_sequence: non-monotone unsafe fraction along the grid") {
   CHECK_FALSE(nulls[0]);
   for (std::size_t j = 2; j <= 4; ++j) CHECK(nulls[j]);
   for (std::size_t j = 7; j < nulls.size(); ++j) CHECK_FALSE(nulls[j]);
-  check_false_certification(simulate(pool, n, 20000, 9), "non-monotone");
+  check_false_certification(simulate(pool, n, ltt_test::monte_carlo_draws(20000), 9),
+                            "non-monotone");
 }
 
 TEST_CASE("fixed_sequence: random pools with random, non-monotone unsafe profiles") {
@@ -551,7 +556,7 @@ TEST_CASE("fixed_sequence: random pools with random, non-monotone unsafe profile
     const std::string name =
         "random pool " + std::to_string(tested_pools) + " (N = " + std::to_string(N) + ")";
     const auto seed = 1000 + static_cast<std::uint64_t>(tested_pools);
-    check_false_certification(simulate(pool, 200, 10000, seed), name);
+    check_false_certification(simulate(pool, 200, ltt_test::monte_carlo_draws(10000), seed), name);
     ++tested_pools;
   }
   CHECK(non_monotone_pools >= 2);

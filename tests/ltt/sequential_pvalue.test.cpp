@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include "../support/log_binomial.hpp"
+#include "../support/monte_carlo.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -117,7 +118,7 @@ TEST_CASE("sequential_pvalue: anytime validity under the boundary null (Monte Ca
   };
   const Case cases[] = {
       {50, 13, 0.1}, {200, 51, 0.1}, {200, 11, 0.05}, {400, 101, 0.2}, {120, 60, 0.1}};
-  constexpr std::int64_t reps = 20000;
+  constexpr std::int64_t reps = ltt_test::monte_carlo_draws(20000);
   std::uint64_t seed = 16;
   for (const Case& c : cases) {
     std::mt19937_64 rng(seed++);

@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include "../support/log_binomial.hpp"
+#include "../support/monte_carlo.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -156,7 +157,7 @@ TEST_CASE("stratified_sequential_pvalue: anytime validity under the boundary nul
   const Case cases[] = {{{60, 30, 30}, {16, 7, 8}, 0.1},
                         {{100, 40, 60}, {10, 20, 21}, 0.1},
                         {{150, 100}, {38, 25}, 0.05}};
-  constexpr std::int64_t reps = 4000;
+  constexpr std::int64_t reps = ltt_test::monte_carlo_draws(4000);
   std::uint64_t seed = 40;
   for (const Case& c : cases) {
     std::mt19937_64 rng(seed++);
