@@ -15,7 +15,8 @@
 #
 # An entry fails unless exactly one test case ran: a filter that matched nothing (a renamed
 # case in a stale list) would otherwise pass. TARGET is added to `ltt_unit_test_programs` when
-# any of its cases may be `unit`, so the sanitizer build builds only what it runs.
+# any of its cases may be `unit`, so the sanitizer build builds only what it runs. TARGET is a
+# unity build (batches of 8 test files): file-local names must differ across its files.
 function(ltt_doctest_cases target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "UNIT" "COST" "LABELS;UNIT_EXCEPT_SUITES;PROPERTIES")
   if(arg_UNPARSED_ARGUMENTS OR NOT (arg_LABELS OR arg_UNIT))
@@ -34,6 +35,9 @@ function(ltt_doctest_cases target)
   if(unit_suites)
     add_dependencies(ltt_unit_test_programs ${target})
   endif()
+  # Unity build: the test files share the same heavy headers and template instantiations, so
+  # one batch compiles them once; library and program code stay one translation unit per file.
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
 
   set(list_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_cases.cmake)
   set(settings_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_cases_settings.cmake)

@@ -15,12 +15,12 @@ using namespace ltt::cli;
 
 namespace {
 
-constexpr Flag flags[] = {
+constexpr Flag test_flags[] = {
     {"N", FlagKind::count, "pool size", {}, true}, {"alpha", FlagKind::open_unit, "level", "0.25"},
     {"target", FlagKind::unit, "target"},          {"json", FlagKind::boolean, "json"},
     {"pool", FlagKind::text, "pool file"},
 };
-constexpr Command command{"test", "A command for the tests.", flags};
+constexpr Command command{"test", "A command for the tests.", test_flags};
 
 Arguments parse_words(std::vector<std::string_view> words) { return parse(command, words); }
 

@@ -29,8 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double budget = 10.0;  // make_certify_dataset.py: costs are far from it
-constexpr bool with_hdf5 = LTT_TEST_HDF5;
+constexpr double dataset_budget = 10.0;  // make_certify_dataset.py: costs are far from it
 
 // The generated files, written once per test process.
 fs::path dataset_dir() {
@@ -50,7 +49,7 @@ fs::path dataset_dir() {
 std::string dataset_name() { return with_hdf5 ? "d.hdf5" : "d"; }
 std::string selection_name() { return with_hdf5 ? "sel.hdf5" : "sel"; }
 
-Result certify(const std::string& args) {
+Result certify_dataset_run(const std::string& args) {
   return shell("cd '" + dataset_dir().string() + "' && '" + std::string(LTT_PROGRAM) +
                "' certify " + args);
 }
@@ -87,7 +86,7 @@ const Truth& truth() {
 cur::Calibration drawn(std::int64_t n, std::uint64_t seed) {
   const Truth& t = truth();
   return cur::label_calibration(cur::draw_calibration(t.episodes(), n, seed),
-                                cur::unsafe_bits(t.episodic_cost, budget));
+                                cur::unsafe_bits(t.episodic_cost, dataset_budget));
 }
 
 std::string indices_text(const std::vector<std::int64_t>& indices) {
@@ -113,7 +112,7 @@ std::vector<std::int64_t> npy_int64(const std::string& name) {
   return {v.begin(), v.end()};
 }
 
-void remove_outputs() {
+void remove_dataset_outputs() {
   for (const char* name : {"sel.hdf5", "sel.npy", "tm.npy", "cert.json"})
     fs::remove(dataset_dir() / name);
   fs::remove_all(dataset_dir() / "sel");
@@ -122,11 +121,12 @@ void remove_outputs() {
 }  // namespace
 
 TEST_CASE("ltt certify --dataset: the library's certificate, the selection back in DSRL layout") {
-  remove_outputs();
-  const Result r = certify("--dataset " + dataset_name() +
-                           " --scores scores.npy --draw 120 --budget 10 --seed 3 --json "
-                           "--selection " +
-                           selection_name() + " --transition-mask tm.npy --certificate cert.json");
+  remove_dataset_outputs();
+  const Result r =
+      certify_dataset_run("--dataset " + dataset_name() +
+                          " --scores scores.npy --draw 120 --budget 10 --seed 3 --json "
+                          "--selection " +
+                          selection_name() + " --transition-mask tm.npy --certificate cert.json");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.err.empty());
   const Truth& t = truth();
@@ -163,18 +163,19 @@ TEST_CASE("ltt certify --dataset: the library's certificate, the selection back 
   CHECK(slurp(dataset_dir() / "cert.json") == r.out);
 
   // The same selection as episode indices.
-  const Result n = certify("--dataset " + dataset_name() +
-                           " --scores scores.npy --draw 120 --budget 10 --seed 3 --selection "
-                           "sel.npy --json");
+  const Result n =
+      certify_dataset_run("--dataset " + dataset_name() +
+                          " --scores scores.npy --draw 120 --budget 10 --seed 3 --selection "
+                          "sel.npy --json");
   REQUIRE_MESSAGE(n.code == 0, n.err);
   CHECK(json_query(n.out, "d['output']['selection_format']") == "npy-episode-indices-int64");
   CHECK(npy_int64("sel.npy") == lib.selected);
 }
 
 TEST_CASE("ltt certify --dataset --sequential: the walk on a DSRL file, the selection back") {
-  remove_outputs();
+  remove_dataset_outputs();
   const Truth& t = truth();
-  const std::vector<std::uint8_t> unsafe = cur::unsafe_bits(t.episodic_cost, budget);
+  const std::vector<std::uint8_t> unsafe = cur::unsafe_bits(t.episodic_cost, dataset_budget);
   // the labels the walk asks for (seed 3, the defaults), by episode index, in its order
   cur::SequentialSelectionOptions o;
   o.label_cap = std::min<std::int64_t>(200, t.episodes());
@@ -197,9 +198,10 @@ TEST_CASE("ltt certify --dataset --sequential: the walk on a DSRL file, the sele
   }
   labels.close();
   const cur::SequentialCertificate want = walk.certificate(*walk.stopping_reason());
-  const Result r = certify("--dataset " + dataset_name() + " --scores scores.npy --sequential " +
-                           "--seed 3 --n " + std::to_string(o.label_cap) +
-                           " --labels seq_labels.csv --json --selection " + selection_name());
+  const Result r =
+      certify_dataset_run("--dataset " + dataset_name() + " --scores scores.npy --sequential " +
+                          "--seed 3 --n " + std::to_string(o.label_cap) +
+                          " --labels seq_labels.csv --json --selection " + selection_name());
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto json = json_object(r.out);
   CHECK(json.at("labels_used") == std::to_string(want.labels_used));
@@ -221,13 +223,13 @@ TEST_CASE("ltt certify --dataset: every form of the scores gives the same certif
   // make_certify_dataset.py makes each episode's state values average exactly to its score.
   const std::string base =
       "--dataset " + dataset_name() + " --draw 120 --budget 10 --seed 3 --json ";
-  const Result reference = certify(base + "--scores scores.npy");
+  const Result reference = certify_dataset_run(base + "--scores scores.npy");
   REQUIRE_MESSAGE(reference.code == 0, reference.err);
   const std::vector<std::string> steps = step_lines(reference.out);
   for (const std::string form : {"--scores scores.csv", "--state-values values.npy",
                                  "--state-values values.csv", "--state-values values_id.csv"}) {
     CAPTURE(form);
-    const Result r = certify(base + form);
+    const Result r = certify_dataset_run(base + form);
     REQUIRE_MESSAGE(r.code == 0, r.err);
     CHECK(step_lines(r.out) == steps);
     CHECK(json_query(r.out, "d['selection_size']") ==
@@ -242,14 +244,14 @@ TEST_CASE("ltt certify --dataset: every form of the scores gives the same certif
   const std::vector<double> g = cur::trajectory_scores(
       std::span<const double>(values).first(static_cast<std::size_t>(offsets.back())), offsets,
       cur::Aggregator{cur::Aggregation::percentile, 10});
-  const Result p = certify(base + "--state-values values.npy --aggregation percentile");
+  const Result p = certify_dataset_run(base + "--state-values values.npy --aggregation percentile");
   REQUIRE_MESSAGE(p.code == 0, p.err);
   CHECK(step_lines(p.out) ==
         expected_step_lines(cur::calibrated_selection(g, drawn(120, 3)).certificate));
 }
 
 TEST_CASE("ltt certify --dataset: labels by episode index, a .npy directory, the summary") {
-  remove_outputs();
+  remove_dataset_outputs();
   // labels.csv: id,unsafe for 150 episodes (id = episode index).
   const Truth& t = truth();
   std::vector<std::int64_t> ids, bits;
@@ -269,7 +271,8 @@ TEST_CASE("ltt certify --dataset: labels by episode index, a .npy directory, the
   const cur::CalibratedSelection lib =
       cur::calibrated_selection(t.score, cur::calibration_from_labels(episode_ids, ids, bits));
 
-  const Result r = certify("--dataset d --scores scores.npy --labels labels.csv --selection sel");
+  const Result r =
+      certify_dataset_run("--dataset d --scores scores.npy --labels labels.csv --selection sel");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const std::string first_line =
       cat("dataset d (.npy directory): ", std::to_string(t.episodes()), " episodes in ",
@@ -288,11 +291,11 @@ TEST_CASE("ltt certify --dataset: labels by episode index, a .npy directory, the
 }
 
 TEST_CASE("ltt certify --dataset --gate resample: the draws, repeats written again") {
-  remove_outputs();
+  remove_dataset_outputs();
   const std::string args = "--dataset " + dataset_name() +
                            " --scores scores.npy --draw 120 --budget 10 --seed 5 --gate resample "
                            "--kappa 1 --json --selection ";
-  const Result r = certify(args + selection_name());
+  const Result r = certify_dataset_run(args + selection_name());
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const Truth& t = truth();
   const cur::CalibratedSelection lib = cur::calibrated_selection(t.score, drawn(120, 5));
@@ -304,7 +307,7 @@ TEST_CASE("ltt certify --dataset --gate resample: the draws, repeats written aga
     repeats += rs.resampled[i] == rs.resampled[i - 1];
   CHECK(repeats > 0);
   check_selection_file(selection_name(), rs.resampled);
-  const Result n = certify(args + "sel.npy");
+  const Result n = certify_dataset_run(args + "sel.npy");
   REQUIRE_MESSAGE(n.code == 0, n.err);
   CHECK(npy_int64("sel.npy") == rs.resampled);
 }
@@ -313,12 +316,12 @@ namespace {
 
 // Exit 2, nothing on stdout, one line on stderr holding `named`, and no file created in the
 // directory (no output, no temporary).
-void check_refused(const std::string& args, const std::string& named) {
+void check_dataset_refused(const std::string& args, const std::string& named) {
   CAPTURE(args);
-  remove_outputs();
+  remove_dataset_outputs();
   const auto before =
       std::distance(fs::directory_iterator(dataset_dir()), fs::directory_iterator());
-  const Result r = certify(args);
+  const Result r = certify_dataset_run(args);
   CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(lines(r.err) == 1);
@@ -327,7 +330,7 @@ void check_refused(const std::string& args, const std::string& named) {
   CHECK(std::distance(fs::directory_iterator(dataset_dir()), fs::directory_iterator()) == before);
 }
 
-void write_text(const std::string& name, const std::string& text) {
+void write_dataset_text(const std::string& name, const std::string& text) {
   std::ofstream(dataset_dir() / name, std::ios::binary) << text;
 }
 
@@ -341,84 +344,88 @@ TEST_CASE("ltt certify --dataset: bad input names the file and key or line, writ
       " --selection " + selection_name() + " --transition-mask tm.npy --certificate cert.json";
   const std::string draw = " --draw 120 --budget 10" + outputs;
 
-  check_refused(
+  check_dataset_refused(
       "--dataset missing_costs --scores scores.npy --draw 120 --budget 10 "
       "--selection sel --transition-mask tm.npy --certificate cert.json",
       "missing_costs: key 'costs' is missing");
   if (with_hdf5)
-    check_refused("--dataset missing_costs.hdf5 --scores scores.npy" + draw,
-                  "missing_costs.hdf5: key 'costs' is missing");
-  check_refused("--dataset absent.hdf5 --scores scores.npy" + draw, "absent.hdf5");
+    check_dataset_refused("--dataset missing_costs.hdf5 --scores scores.npy" + draw,
+                          "missing_costs.hdf5: key 'costs' is missing");
+  check_dataset_refused("--dataset absent.hdf5 --scores scores.npy" + draw, "absent.hdf5");
 
   // Scores of the wrong count, per-row values given as per-episode scores and back.
   std::vector<double> short_scores(t.score.begin(), t.score.end() - 1);
   ltt::data::write_npy(dataset_dir() / "short.npy", ltt::data::make_array(short_scores));
-  check_refused("--dataset " + d + " --scores short.npy" + draw,
-                cat("short.npy: ", std::to_string(t.episodes() - 1), " scores for the ", E,
-                    " episodes of ", d));
-  check_refused("--dataset " + d + " --scores values.npy" + draw,
-                "values.npy: " + N + " scores for the " + E + " episodes of " + d +
-                    "; one score per episode, in episode order (one per transition row is "
-                    "--state-values)");
-  check_refused("--dataset " + d + " --state-values scores.npy" + draw,
-                "scores.npy: " + E + " state values for the " + N + " transition rows of " + d);
-  write_text("v_short.csv", "value\n0.5\n0.25\n");
-  check_refused("--dataset " + d + " --state-values v_short.csv" + draw,
-                "v_short.csv: 2 state values for the " + N + " transition rows");
-  write_text("v_nan.csv", "value\n0.5\nnan\n");
-  check_refused("--dataset " + d + " --state-values v_nan.csv" + draw,
-                "v_nan.csv:3: value 'nan' is not a finite number");
+  check_dataset_refused("--dataset " + d + " --scores short.npy" + draw,
+                        cat("short.npy: ", std::to_string(t.episodes() - 1), " scores for the ", E,
+                            " episodes of ", d));
+  check_dataset_refused("--dataset " + d + " --scores values.npy" + draw,
+                        "values.npy: " + N + " scores for the " + E + " episodes of " + d +
+                            "; one score per episode, in episode order (one per transition row is "
+                            "--state-values)");
+  check_dataset_refused(
+      "--dataset " + d + " --state-values scores.npy" + draw,
+      "scores.npy: " + E + " state values for the " + N + " transition rows of " + d);
+  write_dataset_text("v_short.csv", "value\n0.5\n0.25\n");
+  check_dataset_refused("--dataset " + d + " --state-values v_short.csv" + draw,
+                        "v_short.csv: 2 state values for the " + N + " transition rows");
+  write_dataset_text("v_nan.csv", "value\n0.5\nnan\n");
+  check_dataset_refused("--dataset " + d + " --state-values v_nan.csv" + draw,
+                        "v_nan.csv:3: value 'nan' is not a finite number");
   ltt::data::write_npy(dataset_dir() / "v_u1.npy",
                        ltt::data::make_array(std::vector<std::uint8_t>{1, 2}));
-  check_refused("--dataset " + d + " --state-values v_u1.npy" + draw,
-                "v_u1.npy: holds uint8 elements");
+  check_dataset_refused("--dataset " + d + " --state-values v_u1.npy" + draw,
+                        "v_u1.npy: holds uint8 elements");
 
   // Per-episode score CSVs: unknown, repeated and missing episodes.
-  write_text("s_range.csv", "id,score\n0,0.5\n" + E + ",0.1\n");
-  check_refused("--dataset " + d + " --scores s_range.csv" + draw,
-                cat("s_range.csv:3: id ", E, " is not an episode of ", d, " (", E,
-                    " episodes, 0 to ", std::to_string(t.episodes() - 1), ")"));
-  write_text("s_dup.csv", "id,score\n3,0.5\n4,0.1\n3,0.2\n");
-  check_refused("--dataset " + d + " --scores s_dup.csv" + draw,
-                "s_dup.csv:4: episode 3 is scored twice (also on line 2)");
-  write_text("s_few.csv", "id,score\n0,0.5\n");
-  check_refused("--dataset " + d + " --scores s_few.csv" + draw,
-                "s_few.csv: no score for episode 1 of " + d);
-  write_text("s_nocol.csv", "episode,score\n0,0.5\n");
-  check_refused("--dataset " + d + " --scores s_nocol.csv" + draw,
-                "s_nocol.csv:1: the header has no 'id' column (the episode index)");
-  write_text("l_bad.csv", "id,unsafe\n999,1\n");
-  check_refused("--dataset " + d + " --scores scores.npy --labels l_bad.csv" + outputs,
-                "l_bad.csv:2: id 999 is not an episode of " + d);
-  check_refused("--dataset " + d + " --scores scores.npy --draw 401 --budget 10" + outputs,
-                "--draw: 401 must not exceed the pool size " + E + " (" + d + ")");
+  write_dataset_text("s_range.csv", "id,score\n0,0.5\n" + E + ",0.1\n");
+  check_dataset_refused("--dataset " + d + " --scores s_range.csv" + draw,
+                        cat("s_range.csv:3: id ", E, " is not an episode of ", d, " (", E,
+                            " episodes, 0 to ", std::to_string(t.episodes() - 1), ")"));
+  write_dataset_text("s_dup.csv", "id,score\n3,0.5\n4,0.1\n3,0.2\n");
+  check_dataset_refused("--dataset " + d + " --scores s_dup.csv" + draw,
+                        "s_dup.csv:4: episode 3 is scored twice (also on line 2)");
+  write_dataset_text("s_few.csv", "id,score\n0,0.5\n");
+  check_dataset_refused("--dataset " + d + " --scores s_few.csv" + draw,
+                        "s_few.csv: no score for episode 1 of " + d);
+  write_dataset_text("s_nocol.csv", "episode,score\n0,0.5\n");
+  check_dataset_refused("--dataset " + d + " --scores s_nocol.csv" + draw,
+                        "s_nocol.csv:1: the header has no 'id' column (the episode index)");
+  write_dataset_text("l_bad.csv", "id,unsafe\n999,1\n");
+  check_dataset_refused("--dataset " + d + " --scores scores.npy --labels l_bad.csv" + outputs,
+                        "l_bad.csv:2: id 999 is not an episode of " + d);
+  check_dataset_refused("--dataset " + d + " --scores scores.npy --draw 401 --budget 10" + outputs,
+                        "--draw: 401 must not exceed the pool size " + E + " (" + d + ")");
 
   // Flags that contradict each other, and outputs that cannot be what they are named.
   const std::string scored = "--dataset " + d + " --scores scores.npy --draw 120 --budget 10";
-  check_refused("--dataset " + d + " --draw 120 --budget 10", "--dataset needs --scores");
-  check_refused(scored + " --state-values values.npy",
-                "--scores and --state-values exclude each other");
-  check_refused("--pool scores.npy --scores scores.npy --draw 1 --budget 1",
-                "--scores needs --dataset");
-  check_refused("--pool scores.npy --labels labels.csv --transition-mask tm.npy",
-                "--transition-mask needs --dataset");
-  check_refused(scored + " --pool scores.npy", "--pool and --dataset exclude each other");
-  check_refused(scored + " --transition-mask tm.csv",
-                "--transition-mask: 'tm.csv' is written as a .npy file");
-  check_refused(scored + " --selection sel.npy --transition-mask ./sel.npy",
-                "--selection and --transition-mask name the same file");
-  check_refused(scored + " --selection " + d,
-                "--selection: '" + d + "' is the --dataset input itself");
-  check_refused(scored + " --selection no/such/dir/" + selection_name(),
-                "--selection: cannot write 'no/such/dir/" + selection_name() + "': no directory");
+  check_dataset_refused("--dataset " + d + " --draw 120 --budget 10", "--dataset needs --scores");
+  check_dataset_refused(scored + " --state-values values.npy",
+                        "--scores and --state-values exclude each other");
+  check_dataset_refused("--pool scores.npy --scores scores.npy --draw 1 --budget 1",
+                        "--scores needs --dataset");
+  check_dataset_refused("--pool scores.npy --labels labels.csv --transition-mask tm.npy",
+                        "--transition-mask needs --dataset");
+  check_dataset_refused(scored + " --pool scores.npy", "--pool and --dataset exclude each other");
+  check_dataset_refused(scored + " --transition-mask tm.csv",
+                        "--transition-mask: 'tm.csv' is written as a .npy file");
+  check_dataset_refused(scored + " --selection sel.npy --transition-mask ./sel.npy",
+                        "--selection and --transition-mask name the same file");
+  check_dataset_refused(scored + " --selection " + d,
+                        "--selection: '" + d + "' is the --dataset input itself");
+  check_dataset_refused(
+      scored + " --selection no/such/dir/" + selection_name(),
+      "--selection: cannot write 'no/such/dir/" + selection_name() + "': no directory");
   if (with_hdf5) {
-    check_refused(scored + " --selection sel.txt",
-                  "--selection: 'sel.txt': the dataset 'd.hdf5' is HDF5, so its selection is "
-                  "written as HDF5");
-    check_refused("--dataset d --scores scores.npy --draw 120 --budget 10 --selection sel.hdf5",
-                  "the dataset 'd' is a directory of .npy files");
-    write_text("notes.hdf5", "id,score\n1,0.5\n");
-    check_refused("--dataset notes.hdf5 --scores scores.npy" + draw,
-                  "notes.hdf5: not an HDF5 file");
+    check_dataset_refused(
+        scored + " --selection sel.txt",
+        "--selection: 'sel.txt': the dataset 'd.hdf5' is HDF5, so its selection is "
+        "written as HDF5");
+    check_dataset_refused(
+        "--dataset d --scores scores.npy --draw 120 --budget 10 --selection sel.hdf5",
+        "the dataset 'd' is a directory of .npy files");
+    write_dataset_text("notes.hdf5", "id,score\n1,0.5\n");
+    check_dataset_refused("--dataset notes.hdf5 --scores scores.npy" + draw,
+                          "notes.hdf5: not an HDF5 file");
   }
 }

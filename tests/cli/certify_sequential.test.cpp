@@ -93,7 +93,7 @@ std::string label_lines(std::int64_t from, std::int64_t to) {
   return text;
 }
 
-std::string certify(const std::string& flags) {
+std::string certify_sequential_args(const std::string& flags) {
   return "certify --pool '" + sequential_pool().file + "' --sequential --seed " +
          std::to_string(seed) + " " + flags;
 }
@@ -102,8 +102,8 @@ std::string certify(const std::string& flags) {
 Result certify_piped(const std::string& stdin_text, const std::string& flags) {
   const std::string input = (scratch_dir() / "stdin.txt").string();
   std::ofstream(input) << stdin_text;
-  return shell("( cat '" + input + "' | '" + std::string(LTT_PROGRAM) + "' " + certify(flags) +
-               " )");
+  return shell("( cat '" + input + "' | '" + std::string(LTT_PROGRAM) + "' " +
+               certify_sequential_args(flags) + " )");
 }
 
 cur::SequentialCertificate library_walk(const std::string& stop, std::int64_t cap) {
@@ -140,9 +140,9 @@ TEST_CASE("ltt certify --sequential: labels in order reproduce the library's wal
     const std::string sel_file = (scratch_dir() / "seq_sel.txt").string();
     std::filesystem::remove(cert_file);
     std::filesystem::remove(sel_file);
-    const Result r =
-        run_ltt(certify("--labels '" + all + "' --stop " + stop + " --json --certificate '" +
-                        cert_file + "' --selection '" + sel_file + "'"));
+    const Result r = run_ltt(certify_sequential_args("--labels '" + all + "' --stop " + stop +
+                                                     " --json --certificate '" + cert_file +
+                                                     "' --selection '" + sel_file + "'"));
     REQUIRE_MESSAGE(r.code == 0, r.err);
     const auto json = json_object(r.out);
     CHECK(json.at("labels_used") == std::to_string(want.labels_used));
@@ -190,13 +190,13 @@ TEST_CASE("ltt certify --sequential: labels are read in the walk's order; the re
     out << "t" << p.order[0] << "," << bit(p.order[0]) << "\n";
     out << "t" << p.order[1] << "," << bit(p.order[1]) << "\n";
   }
-  const Result r = run_ltt(certify("--labels '" + file + "' --stop cap --json"));
+  const Result r = run_ltt(certify_sequential_args("--labels '" + file + "' --stop cap --json"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto json = json_object(r.out);
   CHECK(json.at("labels_used") == "3");
   CHECK(json.at("unused_labels") == "1");
   CHECK(json.at("next_id") == json_string("t" + std::to_string(p.order[3])));
-  const Result text = run_ltt(certify("--labels '" + file + "' --stop cap"));
+  const Result text = run_ltt(certify_sequential_args("--labels '" + file + "' --stop cap"));
   CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[3]) + " next (label 4") !=
         std::string::npos);
   CHECK(text.out.find("1 labels of --labels not used yet") != std::string::npos);
@@ -210,8 +210,8 @@ TEST_CASE("ltt certify --sequential: labels are read in the walk's order; the re
         {"stranger.csv", "t1,0\nq9,1\n", "stranger.csv:3: "}}) {
     const std::string path = (scratch_dir() / name).string();
     std::ofstream(path) << "id,unsafe\n" << rows;
-    const Result bad =
-        run_ltt(certify("--labels '" + path + "' --certificate '" + cert_file + "'"));
+    const Result bad = run_ltt(
+        certify_sequential_args("--labels '" + path + "' --certificate '" + cert_file + "'"));
     CHECK(bad.code == 2);
     CHECK(lines(bad.err) == 1);
     CHECK_MESSAGE(bad.err.find(message) != std::string::npos, bad.err);
@@ -223,7 +223,7 @@ TEST_CASE("ltt certify --sequential: labels are read in the walk's order; the re
 TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the next id") {
   const SequentialPool& p = sequential_pool();
   const std::string five = label_file("five.csv", 5);
-  const Result r = run_ltt(certify("--labels '" + five + "' --stop cap --json"));
+  const Result r = run_ltt(certify_sequential_args("--labels '" + five + "' --stop cap --json"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto json = json_object(r.out);
   CHECK(json.at("labels_used") == "5");
@@ -237,15 +237,15 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   for (std::size_t t = 5; t < 15; ++t)
     want_ids += (t == 5 ? "t" : " t") + std::to_string(p.order[t]);
   CHECK(next_ids == want_ids);
-  const Result text = run_ltt(certify("--labels '" + five + "' --stop cap"));
+  const Result text = run_ltt(certify_sequential_args("--labels '" + five + "' --stop cap"));
   REQUIRE(text.code == 0);
   CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[5]) + " next (label 6") !=
         std::string::npos);
 
   // Labels past the stop are not used: the walk says where it stopped.
   const cur::SequentialCertificate want = library_walk("target:0", 200);
-  const Result past = run_ltt(
-      certify("--labels '" + label_file("past.csv", want.labels_used + 30) + "' --stop target:0"));
+  const Result past = run_ltt(certify_sequential_args(
+      "--labels '" + label_file("past.csv", want.labels_used + 30) + "' --stop target:0"));
   REQUIRE(past.code == 0);
   CHECK(past.out.find("stopped by target_certified after " + std::to_string(want.labels_used) +
                       " labels") != std::string::npos);
@@ -264,7 +264,8 @@ TEST_CASE("ltt certify --sequential --order uniform: labels from the top of the 
   cur::SequentialSelectionOptions o;
   o.order = cur::LabelOrder::uniform;
   const cur::SequentialCertificate want = cur::sequential_selection(p.score, p.unsafe, seed, o);
-  const Result r = run_ltt(certify("--labels '" + file + "' --order uniform --json"));
+  const Result r =
+      run_ltt(certify_sequential_args("--labels '" + file + "' --order uniform --json"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto json = json_object(r.out);
   CHECK(json.at("order") == json_string("uniform"));
@@ -272,7 +273,7 @@ TEST_CASE("ltt certify --sequential --order uniform: labels from the top of the 
   CHECK(json.at("certified_step") ==
         (want.certified_step ? std::to_string(*want.certified_step) : "null"));
   // the same labels serve the stratified order too: the walk reads what it asks for
-  const Result stratified = run_ltt(certify("--labels '" + file + "' --json"));
+  const Result stratified = run_ltt(certify_sequential_args("--labels '" + file + "' --json"));
   REQUIRE(stratified.code == 0);
   CHECK(json_object(stratified.out).at("labels_used") ==
         std::to_string(library_walk("auto", 200).labels_used));
@@ -287,7 +288,7 @@ TEST_CASE("ltt certify --sequential --interactive: a pipe gives the file mode's 
   const cur::SequentialCertificate want = library_walk("auto", 200);
   const std::int64_t used = want.labels_used;
   const Result file_mode =
-      run_ltt(certify("--labels '" + label_file("all_i.csv", pool_N) + "' --json"));
+      run_ltt(certify_sequential_args("--labels '" + label_file("all_i.csv", pool_N) + "' --json"));
   REQUIRE(file_mode.code == 0);
   // Every label on standard input (more than the walk needs: it stops reading at the rule).
   const Result piped = certify_piped(label_lines(0, used + 10), "--interactive --json");
@@ -303,8 +304,8 @@ TEST_CASE("ltt certify --sequential --interactive: a pipe gives the file mode's 
   // Input that ends before the rule fires: the prefix's certificate and the next id.
   const Result short_input = certify_piped(label_lines(0, 5), "--interactive --stop cap --json");
   REQUIRE(short_input.code == 0);
-  const Result five =
-      run_ltt(certify("--labels '" + label_file("five_i.csv", 5) + "' --stop cap --json"));
+  const Result five = run_ltt(
+      certify_sequential_args("--labels '" + label_file("five_i.csv", 5) + "' --stop cap --json"));
   CHECK(certificate_keys(short_input.out) == certificate_keys(five.out));
   // The summary of a run stopped with every label used.
   const Result summary = certify_piped(label_lines(0, used), "--interactive");
@@ -333,11 +334,13 @@ TEST_CASE("ltt certify --sequential --record: typed labels saved for the next ru
   for (std::size_t t = 0; t < 8; ++t)
     want << "t" << p.order[t] << "," << int{p.unsafe[static_cast<std::size_t>(p.order[t])]} << "\n";
   CHECK(slurp(record) == want.str());
-  const Result again = run_ltt(certify("--labels '" + record + "' --stop cap --json"));
+  const Result again =
+      run_ltt(certify_sequential_args("--labels '" + record + "' --stop cap --json"));
   REQUIRE(again.code == 0);
   CHECK(certificate_keys(again.out) == certificate_keys(typed.out));
   // the record may not replace the labels it was read from
-  const Result same = run_ltt(certify("--labels '" + record + "' --record '" + record + "'"));
+  const Result same =
+      run_ltt(certify_sequential_args("--labels '" + record + "' --record '" + record + "'"));
   CHECK(same.code == 2);
   CHECK(same.err.find("--record") != std::string::npos);
 }
@@ -352,24 +355,24 @@ TEST_CASE("ltt certify --sequential: flags checked before any file is read") {
     CHECK(r.err.find(message) != std::string::npos);
     CHECK(r.out.empty());
   };
-  refused(certify("--labels '" + missing + "' --stop sometimes"),
+  refused(certify_sequential_args("--labels '" + missing + "' --stop sometimes"),
           "--stop: 'sometimes' is not one of cap, target:J, stall:L, early-refusal, auto");
-  refused(certify("--labels '" + missing + "' --n 0"), "--n: 0 must be at least 1");
-  refused(certify("--labels '" + missing + "' --gate top-half"),
+  refused(certify_sequential_args("--labels '" + missing + "' --n 0"), "--n: 0 must be at least 1");
+  refused(certify_sequential_args("--labels '" + missing + "' --gate top-half"),
           "--gate does not apply to --sequential");
-  refused(certify("--draw 20 --budget 1"), "--draw does not apply to --sequential");
-  refused(certify(""), "--sequential needs --labels");
+  refused(certify_sequential_args("--draw 20 --budget 1"), "--draw does not apply to --sequential");
+  refused(certify_sequential_args(""), "--sequential needs --labels");
   refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' --stop cap",
           "--stop needs --sequential");
   refused(
       "certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' --interactive",
       "--interactive needs --sequential");
-  refused(certify("--labels '" + label_file("cap.csv", 3) + "' --n 1001"),
+  refused(certify_sequential_args("--labels '" + label_file("cap.csv", 3) + "' --n 1001"),
           "--n: 1001 must not exceed the pool size 1000");
   for (const std::string flag : {"--order uniform", "--record r.csv", "--refusal-rate 0.1"})
     refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' " + flag,
             flag.substr(0, flag.find(' ')) + " needs --sequential");
-  refused(certify("--labels '" + missing + "' --order sorted"),
+  refused(certify_sequential_args("--labels '" + missing + "' --order sorted"),
           "--order: 'sorted' is not one of stratified, uniform");
-  refused(certify("--labels '" + missing + "' --refusal-rate 2"), "--refusal-rate");
+  refused(certify_sequential_args("--labels '" + missing + "' --refusal-rate 2"), "--refusal-rate");
 }

@@ -24,8 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr bool with_hdf5 = LTT_TEST_HDF5;
-
 // small.hdf5, small_gzip.hdf5 and small_scores.npy (make_small_dsrl.py), written once.
 const fs::path& work_dir() {
   static const fs::path dir = [] {

@@ -23,10 +23,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr bool with_hdf5 = LTT_TEST_HDF5;
 // Small enough for seconds, enough Adam steps (40 epochs of one minibatch) to learn the value.
-const std::string net = " --hidden 16,16 --epochs 40 --pairs 300 --quiet";
-constexpr double budget = 40;  // make_curate_example.py --length 100: about 45% of episodes over it
+const std::string curate_net = " --hidden 16,16 --epochs 40 --pairs 300 --quiet";
+constexpr double curate_budget =
+    40;  // make_curate_example.py --length 100: about 45% of episodes over it
 
 fs::path dir() {
   static const fs::path d = [] {
@@ -37,7 +37,7 @@ fs::path dir() {
   return d;
 }
 
-fs::path example(const std::string& name, const std::string& flags) {
+fs::path curate_example(const std::string& name, const std::string& flags) {
   const fs::path path = dir() / name;
   if (!fs::exists(path)) {
     const Result r =
@@ -47,11 +47,9 @@ fs::path example(const std::string& name, const std::string& flags) {
   return path;
 }
 
-fs::path dataset() {
-  return example(with_hdf5 ? "ex.hdf5" : "ex", "--episodes 300 --length 100 --seed 4");
+fs::path curate_dataset() {
+  return curate_example(with_hdf5 ? "ex.hdf5" : "ex", "--episodes 300 --length 100 --seed 4");
 }
-
-std::string q(const fs::path& p) { return cat("'", p.string(), "'"); }
 
 fs::path fresh(const std::string& name) {
   fs::remove_all(dir() / name);
@@ -74,9 +72,9 @@ std::vector<double> episode_costs(const fs::path& file) {
 }  // namespace
 
 TEST_CASE("ltt curate: score then certify, the same certificate as the two run by hand") {
-  const fs::path d = dataset();
+  const fs::path d = curate_dataset();
   const fs::path out = fresh("c1");
-  const Result r = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), net,
+  const Result r = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), curate_net,
                                " --draw 100 --budget 40 --seed 5 --json"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == slurp(out / "certificate.json"));
@@ -91,7 +89,9 @@ TEST_CASE("ltt curate: score then certify, the same certificate as the two run b
 
   // By hand: ltt score with the same seed, then ltt certify --dataset on its scores.
   const fs::path scored = fresh("s1");
-  REQUIRE(run_ltt(cat("score --dataset ", q(d), " --out ", q(scored), net, " --seed 5")).code == 0);
+  REQUIRE(
+      run_ltt(cat("score --dataset ", q(d), " --out ", q(scored), curate_net, " --seed 5")).code ==
+      0);
   CHECK(slurp(scored / "scores.npy") == slurp(out / "scores.npy"));
   const Result c = run_ltt(cat("certify --dataset ", q(d), " --scores ", q(scored / "scores.npy"),
                                " --draw 100 --budget 40 --seed 5 --json"));
@@ -102,8 +102,8 @@ TEST_CASE("ltt curate: score then certify, the same certificate as the two run b
   const auto scoring = json_object(j.at("scoring") + "\n");
   CHECK(scoring.at("score_quality") == json_object(slurp(out / "score.json")).at("score_quality"));
   const fs::path budgeted = fresh("s1b");
-  const Result b =
-      run_ltt(cat("score --dataset ", q(d), " --out ", q(budgeted), net, " --seed 5 --budget 40"));
+  const Result b = run_ltt(
+      cat("score --dataset ", q(d), " --out ", q(budgeted), curate_net, " --seed 5 --budget 40"));
   REQUIRE_MESSAGE(b.code == 0, b.err);
   const auto scored_json = json_object(slurp(budgeted / "score.json"));
   CHECK(scoring.at("score_quality") == scored_json.at("score_quality"));
@@ -112,9 +112,9 @@ TEST_CASE("ltt curate: score then certify, the same certificate as the two run b
 }
 
 TEST_CASE("ltt draw: the ids --draw labels; labeled by hand they give the same certificate") {
-  const fs::path d = dataset();
+  const fs::path d = curate_dataset();
   const fs::path scored = fresh("s2");
-  REQUIRE(run_ltt(cat("score --dataset ", q(d), " --out ", q(scored), net)).code == 0);
+  REQUIRE(run_ltt(cat("score --dataset ", q(d), " --out ", q(scored), curate_net)).code == 0);
   const fs::path ids = dir() / "ids.csv";
   const Result r = run_ltt(cat("draw --dataset ", q(d), " --n 90 --seed 11 --out ", q(ids)));
   REQUIRE_MESSAGE(r.code == 0, r.err);
@@ -129,7 +129,7 @@ TEST_CASE("ltt draw: the ids --draw labels; labeled by hand they give the same c
   int count = 0;
   while (std::getline(in, line)) {
     const auto id = static_cast<std::size_t>(std::stoll(line));
-    labels << id << ',' << (cost[id] > budget ? 1 : 0) << '\n';
+    labels << id << ',' << (cost[id] > curate_budget ? 1 : 0) << '\n';
     ++count;
   }
   labels.close();
@@ -147,9 +147,9 @@ TEST_CASE("ltt draw: the ids --draw labels; labeled by hand they give the same c
   const auto j = json_object(run_ltt(cat("draw --dataset ", q(d), " --n 3 --seed 11 --json")).out);
   CHECK(numbers(j.at("ids")).size() == 3);
   // curate --labels with these labels certifies as curate --draw does.
-  const Result cd = run_ltt(cat("curate --dataset ", q(d), " --out ", q(fresh("c2")), net,
+  const Result cd = run_ltt(cat("curate --dataset ", q(d), " --out ", q(fresh("c2")), curate_net,
                                 " --seed 11 --draw 90 --budget 40 --json"));
-  const Result cl = run_ltt(cat("curate --dataset ", q(d), " --out ", q(fresh("c3")), net,
+  const Result cl = run_ltt(cat("curate --dataset ", q(d), " --out ", q(fresh("c3")), curate_net,
                                 " --seed 11 --labels ", q(dir() / "labels.csv"), " --json"));
   REQUIRE_MESSAGE(cd.code == 0, cd.err);
   REQUIRE_MESSAGE(cl.code == 0, cl.err);
@@ -157,18 +157,19 @@ TEST_CASE("ltt draw: the ids --draw labels; labeled by hand they give the same c
 }
 
 TEST_CASE("ltt curate: the certified selection holds at most alpha unsafe on >= 9 of 10 seeds") {
-  const fs::path d = dataset();
+  const fs::path d = curate_dataset();
   int within = 0;
   for (int seed = 1; seed <= 10; ++seed) {
     const fs::path out = fresh("seed" + std::to_string(seed));
-    const Result r = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), net, " --seed ",
-                                 std::to_string(seed), " --draw 100 --budget 40 --json"));
+    const Result r =
+        run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), curate_net, " --seed ",
+                    std::to_string(seed), " --draw 100 --budget 40 --json"));
     REQUIRE_MESSAGE(r.code == 0, r.err);
     const auto j = json_object(r.out);
     std::int64_t unsafe = 0;
     const std::vector<double> cost =
         episode_costs(out / (with_hdf5 ? "selection.hdf5" : "selection"));
-    for (const double c : cost) unsafe += c > budget;
+    for (const double c : cost) unsafe += c > curate_budget;
     const double fraction = static_cast<double>(unsafe) / static_cast<double>(cost.size());
     MESSAGE("seed " << seed << ": certified " << j.at("certified") << ", " << cost.size()
                     << " selected, unsafe fraction " << fraction);
@@ -179,7 +180,7 @@ TEST_CASE("ltt curate: the certified selection holds at most alpha unsafe on >= 
 }
 
 TEST_CASE("ltt curate and ltt draw: bad input refused with one line, before training") {
-  const fs::path d = dataset();
+  const fs::path d = curate_dataset();
   const fs::path out = fresh("refused");
   const auto refused = [&](const std::string& args, const std::string& named) {
     CAPTURE(args);
@@ -191,7 +192,7 @@ TEST_CASE("ltt curate and ltt draw: bad input refused with one line, before trai
     CHECK(!fs::exists(out));
     CHECK(r.err.find("epoch") == std::string::npos);  // nothing was trained
   };
-  const std::string base = cat("curate --dataset ", q(d), " --out ", q(out), net);
+  const std::string base = cat("curate --dataset ", q(d), " --out ", q(out), curate_net);
   std::ofstream(dir() / "bad_labels.csv") << "id,unsafe\n0,1\n100000,0\n";
   refused(cat(base, " --labels ", q(dir() / "bad_labels.csv")), "id 100000 is not an episode");
   refused(cat(base, " --draw 100000 --budget 40"), "--draw: 100000 must not exceed the pool size");
@@ -205,31 +206,31 @@ TEST_CASE("ltt curate and ltt draw: bad input refused with one line, before trai
           cat("--out: ", q(d), " is the --dataset input itself"));
 
   // A selection placed by the user outside --out; a .npy directory's default selection/.
-  const fs::path npy = example("ex_npy", "--episodes 60 --length 100 --seed 2");
+  const fs::path npy = curate_example("ex_npy", "--episodes 60 --length 100 --seed 2");
   const fs::path placed = dir() / "placed.npy";
   fs::remove(placed);
   const fs::path out2 = fresh("c4");
-  const Result r = run_ltt(cat("curate --dataset ", q(npy), " --out ", q(out2), net,
+  const Result r = run_ltt(cat("curate --dataset ", q(npy), " --out ", q(out2), curate_net,
                                " --draw 30 --budget 40 --selection ", q(placed)));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(fs::exists(placed));
   CHECK(!fs::exists(out2 / "selection"));
   const fs::path out3 = fresh("c5");
-  REQUIRE(
-      run_ltt(cat("curate --dataset ", q(npy), " --out ", q(out3), net, " --draw 30 --budget 40"))
-          .code == 0);
+  REQUIRE(run_ltt(cat("curate --dataset ", q(npy), " --out ", q(out3), curate_net,
+                      " --draw 30 --budget 40"))
+              .code == 0);
   CHECK(fs::is_directory(out3 / "selection"));
   CHECK(fs::exists(out3 / "selection" / "observations.npy"));
 }
 
 TEST_CASE("ltt curate: a new --model is saved, and outputs may lie in the --out it creates") {
-  const fs::path d = dataset();
+  const fs::path d = curate_dataset();
   const fs::path out = fresh("c-model");
   const fs::path model = fresh("c-model.ltt");
   const std::string selection = with_hdf5 ? "picked.hdf5" : "picked";
   // --selection inside an --out that does not exist yet: the run creates DIR first.
   const Result r =
-      run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), net,
+      run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), curate_net,
                   " --draw 100 --budget 40 --seed 5 --model ", q(model), " --selection ",
                   q(out / selection), " --transition-mask ", q(out / "mask.npy")));
   REQUIRE_MESSAGE(r.code == 0, r.err);
@@ -251,7 +252,7 @@ TEST_CASE("ltt curate: a new --model is saved, and outputs may lie in the --out 
   // model, no DIR.
   const fs::path out2 = fresh("c-model-2");
   const fs::path model2 = fresh("c-model-2.ltt");
-  const Result bad = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out2), net,
+  const Result bad = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out2), curate_net,
                                  " --draw 100 --budget 40 --model ", q(model2), " --selection ",
                                  q(out2 / "no-such-dir" / selection)));
   CHECK(bad.code == 2);

@@ -34,8 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr bool with_hdf5 = LTT_TEST_HDF5;
-
 void write_text(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }

@@ -19,6 +19,8 @@
 #include <system_error>
 #include <vector>
 
+#include <data/text.hpp>
+
 namespace ltt_cli_test {
 
 struct Result {
@@ -132,6 +134,14 @@ inline int lines(const std::string& text) {
   int count = 0;
   for (const char c : text) count += c == '\n';
   return count;
+}
+
+// Whether this build has HDF5 (LTT_TEST_HDF5): datasets are .hdf5 files, else .npy directories.
+inline constexpr bool with_hdf5 = LTT_TEST_HDF5;
+
+// A path as one shell word (GCC 12 warns falsely on "'" + string + "'": bug 105329).
+inline std::string q(const std::filesystem::path& p) {
+  return ltt::data::cat("'", p.string(), "'");
 }
 
 }  // namespace ltt_cli_test

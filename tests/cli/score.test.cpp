@@ -29,7 +29,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr bool with_hdf5 = LTT_TEST_HDF5;
 const std::string net = " --hidden 16,16 --quiet";
 const std::string tiny = net + " --epochs 5 --pairs 100";
 
@@ -57,9 +56,6 @@ fs::path fresh_out(const std::string& name) {
   fs::remove_all(out);
   return out;
 }
-
-// A path as one shell word (GCC 12 warns falsely on "'" + string + "'": bug 105329).
-std::string q(const fs::path& p) { return ltt::data::cat("'", p.string(), "'"); }
 
 std::vector<double> episodic_costs(const fs::path& dataset) {
   std::vector<double> c;

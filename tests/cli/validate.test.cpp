@@ -53,7 +53,7 @@ Pool write_pool(const std::string& name, std::int64_t N, double u1, double u_res
   return p;
 }
 
-void check_bad_input(const std::string& args, const std::string& named) {
+void check_bad_validate_input(const std::string& args, const std::string& named) {
   CAPTURE(args);
   const Result r = run_ltt("validate " + args);
   CHECK(r.code == 2);
@@ -194,40 +194,41 @@ TEST_CASE("ltt validate: a custom grid; --help") {
 TEST_CASE("ltt validate: bad input exits 2 naming the file:line or the flag") {
   const Pool pool = write_pool("pool_bad.csv", 200, 0.1, 0.3);
   const std::string p = "--pool '" + pool.file + "'";
-  check_bad_input("--n 20", "missing required flag --pool");
-  check_bad_input("--pool /nonexistent/pool.csv", "/nonexistent/pool.csv");
-  check_bad_input(p + " --n 201", "--n: 201 must not exceed the pool size 200");
-  check_bad_input(p + " --n 0", "--n");
-  check_bad_input(p + " --draws 0", "--draws");
-  check_bad_input(p + " --draws 9007199254740992",
-                  "--draws: 9007199254740992 exceeds the maximum 1048576");
-  check_bad_input(p + " --threads 257", "--threads: 257 exceeds the maximum 256");
-  check_bad_input(p + " --threads 0", "--threads");
-  check_bad_input(p + " --procedure sidak", "--procedure: 'sidak'");
-  check_bad_input(p + " --grid 0.5,0.6", "--grid: 0.6 is not below 0.5");
-  check_bad_input(p + " --grid 0.9,abc", "--grid: 'abc'");
-  check_bad_input(p + " --grid 1.5", "--grid");
-  check_bad_input(p + " --budget abc", "--budget: 'abc'");
-  check_bad_input(p + " --alpha 1", "--alpha");
-  check_bad_input(p + " --stop cap", "--stop: applies to --procedure sequential only");
-  check_bad_input(p + " --procedure sequential --stop stall:x", "--stop: 'stall:x'");
+  check_bad_validate_input("--n 20", "missing required flag --pool");
+  check_bad_validate_input("--pool /nonexistent/pool.csv", "/nonexistent/pool.csv");
+  check_bad_validate_input(p + " --n 201", "--n: 201 must not exceed the pool size 200");
+  check_bad_validate_input(p + " --n 0", "--n");
+  check_bad_validate_input(p + " --draws 0", "--draws");
+  check_bad_validate_input(p + " --draws 9007199254740992",
+                           "--draws: 9007199254740992 exceeds the maximum 1048576");
+  check_bad_validate_input(p + " --threads 257", "--threads: 257 exceeds the maximum 256");
+  check_bad_validate_input(p + " --threads 0", "--threads");
+  check_bad_validate_input(p + " --procedure sidak", "--procedure: 'sidak'");
+  check_bad_validate_input(p + " --grid 0.5,0.6", "--grid: 0.6 is not below 0.5");
+  check_bad_validate_input(p + " --grid 0.9,abc", "--grid: 'abc'");
+  check_bad_validate_input(p + " --grid 1.5", "--grid");
+  check_bad_validate_input(p + " --budget abc", "--budget: 'abc'");
+  check_bad_validate_input(p + " --alpha 1", "--alpha");
+  check_bad_validate_input(p + " --stop cap", "--stop: applies to --procedure sequential only");
+  check_bad_validate_input(p + " --procedure sequential --stop stall:x", "--stop: 'stall:x'");
 
   const std::string no_unsafe = write_file("no_unsafe.csv", "id,score\n1,0.5\n2,0.4\n");
-  check_bad_input("--pool '" + no_unsafe + "' --n 1",
-                  "no_unsafe.csv:1: the header has no 'unsafe' column");
-  check_bad_input("--pool '" + no_unsafe + "' --n 1 --budget 3",
-                  "no_unsafe.csv:1: the header has no 'cost' column");
+  check_bad_validate_input("--pool '" + no_unsafe + "' --n 1",
+                           "no_unsafe.csv:1: the header has no 'unsafe' column");
+  check_bad_validate_input("--pool '" + no_unsafe + "' --n 1 --budget 3",
+                           "no_unsafe.csv:1: the header has no 'cost' column");
   const std::string bad_bit = write_file("bad_bit.csv", "id,score,unsafe\n1,0.5,0\n2,0.4,2\n");
-  check_bad_input("--pool '" + bad_bit + "' --n 1", "bad_bit.csv:3: unsafe '2' must be 0 or 1");
+  check_bad_validate_input("--pool '" + bad_bit + "' --n 1",
+                           "bad_bit.csv:3: unsafe '2' must be 0 or 1");
   const std::string bad_score = write_file("bad_score.csv", "id,score,unsafe\n1,nan,0\n");
-  check_bad_input("--pool '" + bad_score + "' --n 1", "bad_score.csv:2: score 'nan'");
+  check_bad_validate_input("--pool '" + bad_score + "' --n 1", "bad_score.csv:2: score 'nan'");
   const std::string repeated = write_file("repeated.csv", "id,score,unsafe\n1,0.5,0\n1,0.4,1\n");
-  check_bad_input("--pool '" + repeated + "' --n 1", "repeated.csv:3: id 1 repeats");
+  check_bad_validate_input("--pool '" + repeated + "' --n 1", "repeated.csv:3: id 1 repeats");
   const std::string short_row = write_file("short_row.csv", "id,score,unsafe\n1,0.5\n");
-  check_bad_input("--pool '" + short_row + "' --n 1", "short_row.csv:2:");
+  check_bad_validate_input("--pool '" + short_row + "' --n 1", "short_row.csv:2:");
   const std::string empty = write_file("empty.csv", "id,score,unsafe\n");
-  check_bad_input("--pool '" + empty + "' --n 1", "empty.csv:1: no trajectories");
-  check_bad_input("--pool scores.npy --n 1", "a .npy pool holds scores only");
+  check_bad_validate_input("--pool '" + empty + "' --n 1", "empty.csv:1: no trajectories");
+  check_bad_validate_input("--pool scores.npy --n 1", "a .npy pool holds scores only");
 }
 
 TEST_CASE(

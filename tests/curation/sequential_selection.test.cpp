@@ -32,8 +32,8 @@ namespace {
 namespace cur = ltt::curation;
 using ltt_test::check_throws_naming;
 
-using Pool = ltt_test::GradedPool;
-constexpr auto make_pool = ltt_test::make_graded_pool;
+using ltt_test::make_pool;
+using ltt_test::Pool;
 
 // ltt::purity_margin of the pool's grid: alpha minus the smallest unsafe fraction U_j / N_j.
 double purity_margin(const Pool& pool, double alpha) {

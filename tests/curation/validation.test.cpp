@@ -34,8 +34,8 @@ namespace {
 namespace cur = ltt::curation;
 using ltt_test::check_throws_naming;
 
-using Pool = ltt_test::GradedPool;
-constexpr auto make_pool = ltt_test::make_graded_pool;
+using ltt_test::make_pool;
+using ltt_test::Pool;
 
 bool same_bits(double a, double b) {
   return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);

@@ -59,7 +59,7 @@ std::vector<float> predictions(const lrn::Backend& backend, const lrn::MlpWeight
 
 // States in R^4 with a known per-state cost; a segment is H consecutive rows, and a pair prefers
 // the segment of smaller summed cost.
-constexpr std::int64_t obs_dim = 4;
+constexpr std::int64_t torch_obs_dim = 4;
 
 double cost(const float* s) {
   return std::max(0.0f, s[0] + 0.5f * s[1]) + 0.3 * s[2] * s[2] + 0.1 * std::sin(3.0 * s[3]);
@@ -68,11 +68,11 @@ double cost(const float* s) {
 lrn::SegmentPairs labeled_pairs(const std::vector<float>& states, std::int64_t pairs,
                                 std::int64_t H, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const auto rows = static_cast<std::int64_t>(states.size()) / obs_dim;
+  const auto rows = static_cast<std::int64_t>(states.size()) / torch_obs_dim;
   std::uniform_int_distribution<std::int64_t> first(0, rows - H);
   auto segment_cost = [&](std::int64_t f) {
     double c = 0.0;
-    for (std::int64_t i = f; i < f + H; ++i) c += cost(states.data() + i * obs_dim);
+    for (std::int64_t i = f; i < f + H; ++i) c += cost(states.data() + i * torch_obs_dim);
     return c;
   };
   lrn::SegmentPairs out;
@@ -188,8 +188,8 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" *
   // and 0.4 percent on the held-out loss. So the bars are loose on the path (1e-3 on the first
   // epoch, where a wrong Adam or loss term shows as 1e-2 or more; 5 percent on the last) and on
   // what training is for: held-out loss within 3 percent and the same accuracy to 0.01.
-  const auto train_states = uniform_floats(2000 * obs_dim, 21);
-  const auto held_states = uniform_floats(1000 * obs_dim, 22);
+  const auto train_states = uniform_floats(2000 * torch_obs_dim, 21);
+  const auto held_states = uniform_floats(1000 * torch_obs_dim, 22);
   const std::int64_t H = 8;
   const auto train_pairs = labeled_pairs(train_states, 600, H, 23);
   const auto held_pairs = labeled_pairs(held_states, 1000, H, 24);
@@ -203,8 +203,8 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" *
   o.progress = lrn::Progress::quiet;
   const auto& torch = lrn::torch_backend();
   const auto e =
-      lrn::train_value_ensemble(train_states, obs_dim, train_pairs, o, lrn::eigen_backend());
-  const auto t = lrn::train_value_ensemble(train_states, obs_dim, train_pairs, o, torch);
+      lrn::train_value_ensemble(train_states, torch_obs_dim, train_pairs, o, lrn::eigen_backend());
+  const auto t = lrn::train_value_ensemble(train_states, torch_obs_dim, train_pairs, o, torch);
   for (std::size_t k = 0; k < 2; ++k) {
     const double first =
         std::abs(e.epoch_loss[k].front() - t.epoch_loss[k].front()) / e.epoch_loss[k].front();
@@ -220,14 +220,15 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" *
   // members trained side by side on two threads: the same bytes
   auto two = o;
   two.threads = 2;
-  const auto t2 = lrn::train_value_ensemble(train_states, obs_dim, train_pairs, two, torch);
+  const auto t2 = lrn::train_value_ensemble(train_states, torch_obs_dim, train_pairs, two, torch);
   CHECK(t2.ensemble.members == t.ensemble.members);
   CHECK(t2.epoch_loss == t.epoch_loss);
 
-  const auto he = lrn::evaluate_pairs(e.ensemble, held_states, obs_dim, held_pairs);
-  const auto ht = lrn::evaluate_pairs(t.ensemble, held_states, obs_dim, held_pairs);
+  const auto he = lrn::evaluate_pairs(e.ensemble, held_states, torch_obs_dim, held_pairs);
+  const auto ht = lrn::evaluate_pairs(t.ensemble, held_states, torch_obs_dim, held_pairs);
   // the torch ensemble evaluated by torch gives the same loss as evaluated by Eigen
-  const auto ht_torch = lrn::evaluate_pairs(t.ensemble, held_states, obs_dim, held_pairs, torch);
+  const auto ht_torch =
+      lrn::evaluate_pairs(t.ensemble, held_states, torch_obs_dim, held_pairs, torch);
   MESSAGE("held-out loss eigen " << he.loss << " torch " << ht.loss << " (torch-evaluated "
                                  << ht_torch.loss << "), accuracy eigen " << he.accuracy
                                  << " torch " << ht.accuracy);
@@ -238,21 +239,21 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" *
 
   // behavior cloning of a = tanh(K s) with per-sample weights through the same trainer
   const std::int64_t rows = 1500, held_rows = 500, A = 2;
-  const auto obs = uniform_floats(static_cast<std::size_t>((rows + held_rows) * obs_dim), 25);
-  const auto K = uniform_floats(static_cast<std::size_t>(A * obs_dim), 26);
+  const auto obs = uniform_floats(static_cast<std::size_t>((rows + held_rows) * torch_obs_dim), 25);
+  const auto K = uniform_floats(static_cast<std::size_t>(A * torch_obs_dim), 26);
   std::vector<float> actions(static_cast<std::size_t>((rows + held_rows) * A));
   for (std::int64_t i = 0; i < rows + held_rows; ++i)
     for (std::int64_t j = 0; j < A; ++j) {
       float z = 0.0f;
-      for (std::int64_t d = 0; d < obs_dim; ++d)
-        z += K[static_cast<std::size_t>(j * obs_dim + d)] *
-             obs[static_cast<std::size_t>(i * obs_dim + d)];
+      for (std::int64_t d = 0; d < torch_obs_dim; ++d)
+        z += K[static_cast<std::size_t>(j * torch_obs_dim + d)] *
+             obs[static_cast<std::size_t>(i * torch_obs_dim + d)];
       actions[static_cast<std::size_t>(i * A + j)] = std::tanh(z);
     }
   auto weights = uniform_floats(static_cast<std::size_t>(rows), 27);
   for (auto& w : weights) w = 1.0f + w;
   const lrn::BehaviorData data{
-      std::span(obs).first(static_cast<std::size_t>(rows * obs_dim)), obs_dim,
+      std::span(obs).first(static_cast<std::size_t>(rows * torch_obs_dim)), torch_obs_dim,
       std::span(actions).first(static_cast<std::size_t>(rows * A)), A, weights};
   lrn::PolicyTrainingOptions p;
   p.hidden = {32, 32};
@@ -262,7 +263,7 @@ TEST_CASE("torch and Eigen backends reach the same held-out loss" *
   p.progress = lrn::Progress::quiet;
   const auto pe = lrn::train_policy(data, p, lrn::eigen_backend());
   const auto pt = lrn::train_policy(data, p, torch);
-  const std::vector<float> held_obs(obs.begin() + rows * obs_dim, obs.end());
+  const std::vector<float> held_obs(obs.begin() + rows * torch_obs_dim, obs.end());
   auto held_mse = [&](const lrn::MlpWeights& policy) {
     const auto a = lrn::policy_actions(policy, held_obs);
     double s = 0.0;

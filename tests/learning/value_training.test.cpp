@@ -28,7 +28,7 @@ namespace cur = ltt::curation;
 using ltt::curation::spearman;
 using ltt_test::check_throws_naming;
 
-constexpr std::int64_t obs_dim = 4;
+constexpr std::int64_t value_obs_dim = 4;
 
 // The true per-state cost: a fixed nonlinear function the value must learn (up to sign, scale
 // and shift) from segment comparisons alone.
@@ -39,25 +39,25 @@ double true_cost(const float* s) {
 
 // Trajectories of 40 states wandering around a per-trajectory center, so episodic costs differ
 // between trajectories and vary along each.
-struct Pool {
+struct ValuePool {
   std::vector<float> states;
   std::vector<std::int64_t> offsets{0};
   std::vector<double> step_costs;
   std::vector<double> mean_cost;  // per trajectory
 };
 
-Pool make_pool(std::int64_t trajectories, std::uint64_t seed) {
+ValuePool make_value_pool(std::int64_t trajectories, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> center(-1.0f, 1.0f), step(-0.15f, 0.15f);
-  Pool pool;
+  ValuePool pool;
   for (std::int64_t i = 0; i < trajectories; ++i) {
-    float s[obs_dim];
+    float s[value_obs_dim];
     for (auto& x : s) x = center(rng);
     double total = 0.0;
     const std::int64_t length = 40;
     for (std::int64_t t = 0; t < length; ++t) {
       for (auto& x : s) x = std::clamp(x + step(rng), -1.5f, 1.5f);
-      pool.states.insert(pool.states.end(), s, s + obs_dim);
+      pool.states.insert(pool.states.end(), s, s + value_obs_dim);
       pool.step_costs.push_back(true_cost(s));
       total += pool.step_costs.back();
     }
@@ -67,7 +67,7 @@ Pool make_pool(std::int64_t trajectories, std::uint64_t seed) {
   return pool;
 }
 
-lrn::SegmentPairs sample_pairs(const Pool& pool, std::int64_t pairs, std::int64_t H,
+lrn::SegmentPairs sample_pairs(const ValuePool& pool, std::int64_t pairs, std::int64_t H,
                                std::uint64_t seed) {
   cur::PreferencePairOptions o;
   o.pairs = pairs;
@@ -79,7 +79,7 @@ lrn::SegmentPairs sample_pairs(const Pool& pool, std::int64_t pairs, std::int64_
 
 // Pairs of segments from any two trajectories at uniform offsets, labeled by true summed cost:
 // harder than the paper's bottom-against-top-quartile pairs, since most cost gaps are small.
-lrn::SegmentPairs uniform_pairs(const Pool& pool, std::int64_t pairs, std::int64_t H,
+lrn::SegmentPairs uniform_pairs(const ValuePool& pool, std::int64_t pairs, std::int64_t H,
                                 std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const auto trajectories = static_cast<std::int64_t>(pool.offsets.size()) - 1;
@@ -106,7 +106,7 @@ lrn::SegmentPairs uniform_pairs(const Pool& pool, std::int64_t pairs, std::int64
   return out;
 }
 
-lrn::ValueTrainingOptions small_options() {
+lrn::ValueTrainingOptions small_value_options() {
   lrn::ValueTrainingOptions o;
   o.hidden = {32, 32};
   o.members = 3;
@@ -122,11 +122,11 @@ lrn::ValueTrainingOptions small_options() {
 
 TEST_CASE("Bradley-Terry ensemble recovers a known per-state cost" *
           doctest::test_suite("training")) {
-  const Pool train = make_pool(300, 1);
-  const Pool held_out = make_pool(200, 2);
+  const ValuePool train = make_value_pool(300, 1);
+  const ValuePool held_out = make_value_pool(200, 2);
   const std::int64_t H = 10;
-  const auto result = lrn::train_value_ensemble(train.states, obs_dim,
-                                                uniform_pairs(train, 2000, H, 3), small_options());
+  const auto result = lrn::train_value_ensemble(
+      train.states, value_obs_dim, uniform_pairs(train, 2000, H, 3), small_value_options());
   REQUIRE(result.ensemble.members.size() == 3);
   for (const auto& losses : result.epoch_loss) {
     REQUIRE(losses.size() == 40);
@@ -134,14 +134,14 @@ TEST_CASE("Bradley-Terry ensemble recovers a known per-state cost" *
   }
 
   // held-out pairs of segments of trajectories the value never saw
-  const auto eval = lrn::evaluate_pairs(result.ensemble, held_out.states, obs_dim,
+  const auto eval = lrn::evaluate_pairs(result.ensemble, held_out.states, value_obs_dim,
                                         uniform_pairs(held_out, 2000, H, 5));
   MESSAGE("held-out pair accuracy " << eval.accuracy << ", loss " << eval.loss);
   CHECK(eval.accuracy > 0.95);
 
   // a higher value means safer, so the score must fall as the true cost rises
   const auto scores =
-      lrn::trajectory_scores(result.ensemble, held_out.states, obs_dim, held_out.offsets);
+      lrn::trajectory_scores(result.ensemble, held_out.states, value_obs_dim, held_out.offsets);
   const double rho = spearman(scores, held_out.mean_cost);
   MESSAGE("trajectory-level Spearman(score, true cost) " << rho);
   CHECK(rho < -0.9);
@@ -154,18 +154,19 @@ TEST_CASE("Bradley-Terry ensemble on the paper's pairs: bottom against top quart
   // the pool is ranked by extrapolation. Over seeds 1..6 this setup gave held-out quartile-pair
   // accuracy 0.993 to 1 and Spearman -0.84 to -0.89 on all held-out trajectories, against
   // -0.997 when pairs are drawn uniformly (above); the bounds below leave room for rounding.
-  const Pool train = make_pool(300, 1);
-  const Pool held_out = make_pool(200, 2);
+  const ValuePool train = make_value_pool(300, 1);
+  const ValuePool held_out = make_value_pool(200, 2);
   const std::int64_t H = 10;
   const auto pairs = sample_pairs(train, 800, H, 3);
   REQUIRE(pairs.preferred.size() == 800);
-  const auto result = lrn::train_value_ensemble(train.states, obs_dim, pairs, small_options());
-  const auto eval = lrn::evaluate_pairs(result.ensemble, held_out.states, obs_dim,
+  const auto result =
+      lrn::train_value_ensemble(train.states, value_obs_dim, pairs, small_value_options());
+  const auto eval = lrn::evaluate_pairs(result.ensemble, held_out.states, value_obs_dim,
                                         sample_pairs(held_out, 1000, H, 4));
   MESSAGE("held-out quartile-pair accuracy " << eval.accuracy);
   CHECK(eval.accuracy > 0.95);
   const auto scores =
-      lrn::trajectory_scores(result.ensemble, held_out.states, obs_dim, held_out.offsets);
+      lrn::trajectory_scores(result.ensemble, held_out.states, value_obs_dim, held_out.offsets);
   const double rho = spearman(scores, held_out.mean_cost);
   MESSAGE("trajectory-level Spearman(score, true cost) " << rho);
   CHECK(rho < -0.75);
@@ -173,32 +174,34 @@ TEST_CASE("Bradley-Terry ensemble on the paper's pairs: bottom against top quart
 
 TEST_CASE("state values: the same bytes on any thread count, across chunk boundaries") {
   // 2000 trajectories of 40 rows: 80000 rows, more than one predict chunk (65536 rows).
-  const Pool pool = make_pool(2000, 7);
-  auto o = small_options();
+  const ValuePool pool = make_value_pool(2000, 7);
+  auto o = small_value_options();
   o.epochs = 1;
   const auto result =
-      lrn::train_value_ensemble(pool.states, obs_dim, sample_pairs(pool, 50, 5, 6), o);
+      lrn::train_value_ensemble(pool.states, value_obs_dim, sample_pairs(pool, 50, 5, 6), o);
   const auto one =
-      lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), 1);
+      lrn::state_values(result.ensemble, pool.states, value_obs_dim, lrn::eigen_backend(), 1);
   for (const std::int64_t threads : {2, 3, 8}) {
     CAPTURE(threads);
-    const auto many =
-        lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), threads);
+    const auto many = lrn::state_values(result.ensemble, pool.states, value_obs_dim,
+                                        lrn::eigen_backend(), threads);
     CHECK(many.per_member == one.per_member);
     CHECK(many.mean == one.mean);
   }
   check_throws_naming(
-      [&] { lrn::state_values(result.ensemble, pool.states, obs_dim, lrn::eigen_backend(), 0); },
+      [&] {
+        lrn::state_values(result.ensemble, pool.states, value_obs_dim, lrn::eigen_backend(), 0);
+      },
       "threads");
 }
 
 TEST_CASE("state values: per member, their mean, and the curation aggregators") {
-  const Pool pool = make_pool(20, 5);
-  auto o = small_options();
+  const ValuePool pool = make_value_pool(20, 5);
+  auto o = small_value_options();
   o.epochs = 2;
   const auto result =
-      lrn::train_value_ensemble(pool.states, obs_dim, sample_pairs(pool, 50, 5, 6), o);
-  const auto values = lrn::state_values(result.ensemble, pool.states, obs_dim);
+      lrn::train_value_ensemble(pool.states, value_obs_dim, sample_pairs(pool, 50, 5, 6), o);
+  const auto values = lrn::state_values(result.ensemble, pool.states, value_obs_dim);
   REQUIRE(values.members == 3);
   REQUIRE(values.rows == 800);
   for (std::int64_t i = 0; i < values.rows; i += 37) {
@@ -210,27 +213,27 @@ TEST_CASE("state values: per member, their mean, and the curation aggregators") 
   }
   CHECK(values.member(0)[0] != values.member(1)[0]);  // independently initialized members
   const cur::Aggregator tenth{cur::Aggregation::percentile, 10.0};
-  CHECK(lrn::trajectory_scores(result.ensemble, pool.states, obs_dim, pool.offsets, tenth) ==
+  CHECK(lrn::trajectory_scores(result.ensemble, pool.states, value_obs_dim, pool.offsets, tenth) ==
         cur::trajectory_scores(values.mean, pool.offsets, tenth));
 }
 
 TEST_CASE("value ensemble: same seed, same bytes, whatever the thread count") {
-  const Pool pool = make_pool(40, 8);
+  const ValuePool pool = make_value_pool(40, 8);
   const auto pairs = sample_pairs(pool, 100, 5, 9);
-  auto o = small_options();
+  auto o = small_value_options();
   o.epochs = 3;
   o.batch_pairs = 32;
-  const auto a = lrn::train_value_ensemble(pool.states, obs_dim, pairs, o);
-  const auto b = lrn::train_value_ensemble(pool.states, obs_dim, pairs, o);
+  const auto a = lrn::train_value_ensemble(pool.states, value_obs_dim, pairs, o);
+  const auto b = lrn::train_value_ensemble(pool.states, value_obs_dim, pairs, o);
   o.threads = 3;
-  const auto c = lrn::train_value_ensemble(pool.states, obs_dim, pairs, o);
+  const auto c = lrn::train_value_ensemble(pool.states, value_obs_dim, pairs, o);
   for (std::size_t k = 0; k < 3; ++k) {
     CHECK(a.ensemble.members[k] == b.ensemble.members[k]);
     CHECK(a.ensemble.members[k] == c.ensemble.members[k]);
     CHECK(a.epoch_loss[k] == c.epoch_loss[k]);
   }
   o.seed = 8;
-  const auto d = lrn::train_value_ensemble(pool.states, obs_dim, pairs, o);
+  const auto d = lrn::train_value_ensemble(pool.states, value_obs_dim, pairs, o);
   CHECK(!(a.ensemble.members[0] == d.ensemble.members[0]));
 }
 
@@ -253,7 +256,7 @@ TEST_CASE("train_value_ensemble: argument checks") {
   pairs.segment_length = 3;
   pairs.preferred = {0, 7};
   pairs.rejected = {4, 2};
-  auto o = small_options();
+  auto o = small_value_options();
   o.epochs = 1;
   CHECK_NOTHROW(lrn::train_value_ensemble(states, 2, pairs, o));
   check_throws_naming([&] { lrn::train_value_ensemble(states, 3, pairs, o); }, "states.size()");
@@ -272,7 +275,7 @@ TEST_CASE("train_value_ensemble: argument checks") {
   o.members = 1;
   o.hidden = {8, 0};
   check_throws_naming([&] { lrn::train_value_ensemble(states, 2, pairs, o); }, "options.hidden[1]");
-  const auto result = lrn::train_value_ensemble(states, 2, pairs, small_options());
+  const auto result = lrn::train_value_ensemble(states, 2, pairs, small_value_options());
   check_throws_naming([&] { lrn::state_values(result.ensemble, std::vector<float>(9, 0.0f), 3); },
                       "ensemble.members[0].shape.widths[0]");
 }

@@ -29,12 +29,12 @@ namespace {
 
 using ltt_test::check_throws_naming;
 
-struct Pool {
+struct TriplePool {
   std::int64_t N, N1, n;
   double alpha, delta;
 };
 
-std::vector<double> rates_by_u(const Pool& p) {
+std::vector<double> rates_by_u(const TriplePool& p) {
   std::vector<double> r;
   for (std::int64_t u = 0; u <= p.N1; ++u)
     r.push_back(ltt::certification_rate(p.N, p.N1, u, p.n, p.alpha, p.delta));
@@ -185,8 +185,9 @@ TEST_CASE("posterior: quantiles are the smallest / largest u meeting their tail 
 }
 
 TEST_CASE("rate is non-increasing in U1 (checked, not assumed)") {
-  for (const Pool p : {Pool{60, 20, 30, 0.25, 0.1}, Pool{500, 120, 100, 0.2, 0.05},
-                       Pool{2000, 300, 200, 0.25, 0.1}, Pool{2000, 300, 400, 0.4, 0.2}}) {
+  for (const TriplePool p :
+       {TriplePool{60, 20, 30, 0.25, 0.1}, TriplePool{500, 120, 100, 0.2, 0.05},
+        TriplePool{2000, 300, 200, 0.25, 0.1}, TriplePool{2000, 300, 400, 0.4, 0.2}}) {
     const auto r = rates_by_u(p);
     double worst_rise = 0.0;
     for (std::size_t u = 1; u < r.size(); ++u) worst_rise = std::max(worst_rise, r[u] - r[u - 1]);
@@ -198,7 +199,7 @@ TEST_CASE("rate is non-increasing in U1 (checked, not assumed)") {
 
 TEST_CASE("r_hat and r_lo against brute force over every u on small pools") {
   struct Case {
-    Pool pool;
+    TriplePool pool;
     std::vector<std::pair<std::int64_t, std::int64_t>> counts;  // (m1, k1)
   };
   const std::vector<Case> cases{
@@ -211,7 +212,7 @@ TEST_CASE("r_hat and r_lo against brute force over every u on small pools") {
   };
   double worst_exhaustive = 0.0, worst_bracket = 0.0, worst_lo = 0.0;
   for (const auto& c : cases) {
-    const Pool& p = c.pool;
+    const TriplePool& p = c.pool;
     const auto r = rates_by_u(p);
     for (const auto& [m1, k1] : c.counts) {
       CAPTURE(p.N);
@@ -304,7 +305,7 @@ TEST_CASE("bracket: a synthetic step rate is summed exactly, a linear one within
 }
 
 TEST_CASE("bracket mode matches the exhaustive mode within its bound on a medium pool") {
-  const Pool p{100000, 15000, 2000, 0.25, 0.1};
+  const TriplePool p{100000, 15000, 2000, 0.25, 0.1};
   const ltt::CertificationRateModel model(p.N, p.N1, p.n, p.alpha, p.delta);
   std::vector<double> table(static_cast<std::size_t>(p.N1 + 1), -1.0);
   const auto rate = [&](std::int64_t u) {

@@ -38,8 +38,8 @@
 
 namespace {
 
-constexpr double tolerance = 1e-12;  // absolute, on rates
-constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
+constexpr double rate_tolerance = 1e-12;  // absolute, on rates
+using ltt_test::not_a_number;
 
 // The largest k with composition_pvalue(k, m, N1, alpha) <= delta, -1 if none, by a plain scan.
 std::int64_t brute_force_critical_count(std::int64_t N1, double alpha, double delta,
@@ -158,7 +158,7 @@ TEST_CASE("conditional certification rates match exact rationals") {
     const std::string where = "N1=" + r.text("N1") + " U1=" + r.text("U1") + " m=" + r.text("m") +
                               " alpha=" + r.text("alpha") + " delta=" + r.text("delta");
     worst.add(e, where);
-    CHECK_MESSAGE(e <= tolerance, where << " c=" << got);
+    CHECK_MESSAGE(e <= rate_tolerance, where << " c=" << got);
     CHECK(got >= 0.0);
     CHECK(got <= 1.0);
   }
@@ -183,7 +183,7 @@ TEST_CASE("certification_rate matches exact rationals") {
                               " U1=" + r.text("U1") + " n=" + r.text("n") +
                               " alpha=" + r.text("alpha") + " delta=" + r.text("delta");
     worst[r.text("family")].add(e, where);
-    CHECK_MESSAGE(e <= tolerance, where << " rate=" << got);
+    CHECK_MESSAGE(e <= rate_tolerance, where << " rate=" << got);
   }
   for (const auto& [family, w] : worst)
     MESSAGE("certification_rate worst absolute error, "
@@ -210,12 +210,12 @@ TEST_CASE("certification_rate_curve equals certification_rate and the exact tabl
         const double got = curve[static_cast<std::size_t>(n)];
         const long double e = absolute_error(got, exact[static_cast<std::size_t>(n)]);
         vs_table.add(e, where);
-        CHECK_MESSAGE(e <= tolerance, where << " curve=" << got);
+        CHECK_MESSAGE(e <= rate_tolerance, where << " curve=" << got);
         if (n % stride == 0 || n == N) {
           const double single = ltt::certification_rate(N, N1, U1, n, alpha, delta);
           const long double s = std::fabs(static_cast<long double>(single) - got);
           vs_single.add(s, where);
-          CHECK_MESSAGE(s <= tolerance, where);
+          CHECK_MESSAGE(s <= rate_tolerance, where);
         }
       }
     }
@@ -235,8 +235,8 @@ TEST_CASE("certification_rate_curve equals certification_rate and the exact tabl
     const long double e = absolute_error(got, reference_rate(r));
     vs_table.add(e, "pool N=" + r.text("N") + " N1=" + r.text("N1") + " U1=" + r.text("U1") +
                         " n=" + r.text("n"));
-    CHECK_MESSAGE(e <= tolerance, "pool N=" << r.text("N") << " N1=" << r.text("N1")
-                                            << " U1=" << r.text("U1") << " n=" << r.text("n"));
+    CHECK_MESSAGE(e <= rate_tolerance, "pool N=" << r.text("N") << " N1=" << r.text("N1")
+                                                 << " U1=" << r.text("U1") << " n=" << r.text("n"));
   }
   MESSAGE("certification_rate_curve worst absolute error against the table: "
           << static_cast<double>(vs_table.error) << " at " << vs_table.where);
@@ -256,7 +256,7 @@ TEST_CASE("label_budget is the smallest n reaching the target (exact tables)") {
         bool ambiguous = false;
         std::optional<std::int64_t> expected;
         for (std::size_t n = 0; n < exact.size(); ++n) {
-          if (std::fabs(exact[n] - static_cast<long double>(target)) <= 2 * tolerance)
+          if (std::fabs(exact[n] - static_cast<long double>(target)) <= 2 * rate_tolerance)
             ambiguous = true;
           if (!expected && exact[n] >= static_cast<long double>(target))
             expected = static_cast<std::int64_t>(n);
@@ -378,8 +378,8 @@ TEST_CASE("label_budget at N = 2^32 and 2^53") {
       if (N == std::int64_t{1} << 53 && target > 0.9) continue;
       const auto n = ltt::label_budget(N, 300, 50, 0.25, 0.1, target);
       REQUIRE(n.has_value());
-      CHECK(ltt::certification_rate(N, 300, 50, *n, 0.25, 0.1) >= target - tolerance);
-      CHECK(ltt::certification_rate(N, 300, 50, *n - 1, 0.25, 0.1) < target + tolerance);
+      CHECK(ltt::certification_rate(N, 300, 50, *n, 0.25, 0.1) >= target - rate_tolerance);
+      CHECK(ltt::certification_rate(N, 300, 50, *n - 1, 0.25, 0.1) < target + rate_tolerance);
     }
   CHECK(!ltt::label_budget(std::int64_t{1} << 32, 300, 76, 0.25, 0.1, 0.099).has_value());
 }
@@ -399,7 +399,7 @@ TEST_CASE("dichotomy (i): a true first null certifies at most delta at every n")
             const auto curve = ltt::certification_rate_curve(N, N1, U1, alpha, delta, N);
             ++curves;
             for (std::size_t n = 0; n < curve.size(); ++n) {
-              CHECK_MESSAGE(curve[n] <= delta + tolerance,
+              CHECK_MESSAGE(curve[n] <= delta + rate_tolerance,
                             "N=" << N << " N1=" << N1 << " U1=" << U1 << " n=" << n << " alpha="
                                  << alpha << " delta=" << delta << " rate=" << curve[n]);
               if (curve[n] / delta > closest) {
@@ -438,13 +438,13 @@ TEST_CASE("dichotomy (ii): a false first null certifies surely at n = N, rising 
                                       " alpha=" + std::to_string(alpha) +
                                       " delta=" + std::to_string(delta);
             CHECK_MESSAGE(curve.front() == 0.0, where);
-            CHECK_MESSAGE(curve.back() >= 1.0 - tolerance, where);
+            CHECK_MESSAGE(curve.back() >= 1.0 - rate_tolerance, where);
             CHECK_MESSAGE(curve.back() <= 1.0, where);
             // The proof's lower bound: the draw holding all of S_1 certifies.
             double lower_half = 0, upper_half = 0;
             for (std::int64_t n = 0; n <= N; ++n) {
               const double r = curve[static_cast<std::size_t>(n)];
-              CHECK_MESSAGE(r >= ltt::hypergeometric_pmf(N1, N, N1, n) - tolerance,
+              CHECK_MESSAGE(r >= ltt::hypergeometric_pmf(N1, N, N1, n) - rate_tolerance,
                             where << " n=" << n);
               (2 * n <= N ? lower_half : upper_half) += r;
             }
@@ -514,7 +514,7 @@ TEST_CASE("Hoeffding relaxation: c(m) >= 1 - exp(-m eps^2 / 2) past the minimum 
             const double tail = std::exp(-static_cast<double>(m) * eps * eps / 2.0);
             const double cm = c[static_cast<std::size_t>(m)];
             ++checked;
-            const bool failed = cm < 1.0 - tail - tolerance;
+            const bool failed = cm < 1.0 - tail - rate_tolerance;
             if ((1.0 - cm) / tail <= closest && !failed) continue;
             const std::string here = "N1=" + std::to_string(N1) + " U1=" + std::to_string(U1) +
                                      " m=" + std::to_string(m) + " alpha=" + std::to_string(alpha) +

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "../support/monte_carlo.hpp"
+#include "../support/throws.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,7 @@
 namespace {
 
 using Indices = std::vector<std::int64_t>;
-constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
+using ltt_test::not_a_number;
 
 }  // namespace
 
@@ -273,8 +274,8 @@ TEST_CASE("multiple testing: invalid arguments name the parameter") {
 
 namespace {
 
-constexpr double alpha = 0.25;  // dyadic, so U > alpha * N is decided exactly in doubles
-constexpr double delta = 0.1;
+constexpr double mc_alpha = 0.25;  // dyadic, so U > alpha * N is decided exactly in doubles
+constexpr double mc_delta = 0.1;
 constexpr double cp_level = 1e-3;  // the test fails only if the rate is significantly > delta
 
 // A finite pool seen through its score ranking: unsafe[r] is the label of the trajectory of
@@ -301,7 +302,7 @@ std::vector<bool> true_nulls(const RankedPool& pool) {
   const auto U = unsafe_counts(pool);
   std::vector<bool> nulls;
   for (std::size_t j = 0; j < U.size(); ++j)
-    nulls.push_back(static_cast<double>(U[j]) > alpha * static_cast<double>(pool.sizes[j]));
+    nulls.push_back(static_cast<double>(U[j]) > mc_alpha * static_cast<double>(pool.sizes[j]));
   return nulls;
 }
 
@@ -399,18 +400,19 @@ FalseCertificationCounts simulate(const RankedPool& pool, std::int64_t n, std::i
       k[j] += k[j - 1];
     }
     for (std::size_t j = 0; j < J; ++j)
-      p[j] = ltt::composition_pvalue(k[j], m[j], pool.sizes[j], alpha);
+      p[j] = ltt::composition_pvalue(k[j], m[j], pool.sizes[j], mc_alpha);
     // The walk as deployed: p-values computed only for the steps it reaches.
     const auto lazy = ltt::fixed_sequence(
         static_cast<std::int64_t>(J),
         [&](std::int64_t j) {
           const auto i = static_cast<std::size_t>(j);
-          return ltt::composition_pvalue(k[i], m[i], pool.sizes[i], alpha);
+          return ltt::composition_pvalue(k[i], m[i], pool.sizes[i], mc_alpha);
         },
-        delta);
-    if (lazy.last_rejected != ltt::fixed_sequence(p, delta).last_rejected) ++counts.lazy_mismatches;
+        mc_delta);
+    if (lazy.last_rejected != ltt::fixed_sequence(p, mc_delta).last_rejected)
+      ++counts.lazy_mismatches;
     for (const auto procedure : procedures) {
-      const auto result = ltt::test_hypotheses(procedure, p, delta);
+      const auto result = ltt::test_hypotheses(procedure, p, mc_delta);
       const auto slot = static_cast<std::size_t>(procedure);
       if (!result.deepest_rejected) continue;
       ++counts.certifications[slot];
@@ -431,8 +433,8 @@ void check_false_certification(const FalseCertificationCounts& counts,
     const double lower = ltt::clopper_pearson_lower(bad, counts.draws, cp_level);
     INFO(pool_name, " ", ltt::procedure_name(procedure), ": false certifications ", bad, " / ",
          counts.draws, " = ", rate, " (certified ", counts.certifications[slot],
-         "), Clopper-Pearson lower ", lower, " vs delta ", delta);
-    CHECK(lower <= delta);
+         "), Clopper-Pearson lower ", lower, " vs delta ", mc_delta);
+    CHECK(lower <= mc_delta);
   }
 }
 
@@ -448,7 +450,7 @@ TEST_CASE("fixed_sequence: near-worst-case pool, false certification close to de
   const std::int64_t N = 3000, n = 800;
   const auto sizes = quantile_grid_sizes(N);
   const std::int64_t N0 = sizes[0];
-  const std::int64_t U0 = ltt::null_boundary(N0, alpha);
+  const std::int64_t U0 = ltt::null_boundary(N0, mc_alpha);
   REQUIRE(N0 == 450);
   REQUIRE(U0 == 113);
   const auto pool = banded_pool(rng, {0, N0, N}, {U0, (N - N0) / 2}, sizes);
@@ -458,12 +460,12 @@ TEST_CASE("fixed_sequence: near-worst-case pool, false certification close to de
   for (std::int64_t m0 = 0; m0 <= std::min(n, N0); ++m0) {
     double reject = 0.0;
     for (std::int64_t k0 = 0; k0 <= std::min(m0, U0); ++k0)
-      if (ltt::composition_pvalue(k0, m0, N0, alpha) <= delta)
+      if (ltt::composition_pvalue(k0, m0, N0, mc_alpha) <= mc_delta)
         reject += ltt::hypergeometric_pmf(k0, N0, U0, m0);
     exact += ltt::hypergeometric_pmf(m0, N, N0, n) * reject;
   }
-  CHECK(exact <= delta);
-  CHECK(exact > 0.75 * delta);  // close to worst case, so the check below has power
+  CHECK(exact <= mc_delta);
+  CHECK(exact > 0.75 * mc_delta);  // close to worst case, so the check below has power
 
   const auto counts = simulate(pool, n, ltt_test::monte_carlo_draws(100000), 7);
   check_false_certification(counts, "near-worst-case");
@@ -487,7 +489,7 @@ TEST_CASE("multiple testing: every selection on its null boundary") {
   std::vector<std::int64_t> edges{0}, bad;
   std::int64_t previous = 0;
   for (const std::int64_t N_j : sizes) {
-    const std::int64_t U_j = ltt::null_boundary(N_j, alpha);
+    const std::int64_t U_j = ltt::null_boundary(N_j, mc_alpha);
     edges.push_back(N_j);
     bad.push_back(U_j - previous);
     previous = U_j;
@@ -497,7 +499,7 @@ TEST_CASE("multiple testing: every selection on its null boundary") {
   const auto pool = banded_pool(rng, edges, bad, sizes);
   const auto U = unsafe_counts(pool);
   for (std::size_t j = 0; j < sizes.size(); ++j)
-    REQUIRE(U[j] == ltt::null_boundary(sizes[j], alpha));
+    REQUIRE(U[j] == ltt::null_boundary(sizes[j], mc_alpha));
   check_false_certification(simulate(pool, n, ltt_test::monte_carlo_draws(40000), 11),
                             "all-boundary");
 }
@@ -508,7 +510,7 @@ TEST_CASE("fixed_sequence: boundary null reached after a certifiable first step"
   std::mt19937_64 rng(99);
   const std::int64_t N = 2000, n = 200;
   const auto sizes = quantile_grid_sizes(N);
-  const std::int64_t U1 = ltt::null_boundary(sizes[1], alpha);
+  const std::int64_t U1 = ltt::null_boundary(sizes[1], mc_alpha);
   const auto pool =
       banded_pool(rng, {0, sizes[0], sizes[1], N}, {15, U1 - 15, (N - sizes[1]) / 2}, sizes);
   const auto nulls = true_nulls(pool);

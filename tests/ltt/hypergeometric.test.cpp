@@ -101,7 +101,7 @@ std::string mismatch(const Row& r, const char* name, double got, const Value& wa
 }
 
 // Worst relative error of one function over one family, in units of DBL_EPSILON.
-struct Worst {
+struct WorstUlps {
   long double eps = 0;
   std::string row = "none";
   int measured = 0;
@@ -110,12 +110,12 @@ struct Worst {
 
 constexpr int shown_failures = 10;
 
-void fail(Worst& w, const std::string& message) {
+void fail(WorstUlps& w, const std::string& message) {
   if (++w.failures <= shown_failures) FAIL_CHECK(message);
 }
 
 // Checks one result against its reference; returns nothing, records into w.
-void check_value(const Row& r, const Checked& c, double got, Worst& w) {
+void check_value(const Row& r, const Checked& c, double got, WorstUlps& w) {
   const Value& want = r.*c.reference;
   if (std::isnan(got)) return fail(w, mismatch(r, c.name, got, want, "NaN"));
   if (want.exact) {
@@ -147,8 +147,8 @@ void check_value(const Row& r, const Checked& c, double got, Worst& w) {
 }
 
 void check_family(const std::string& family) {
-  std::map<std::string, Worst> worst;
-  Worst sum;  // cdf + sf - 1, in ulps of 1 (DBL_EPSILON)
+  std::map<std::string, WorstUlps> worst;
+  WorstUlps sum;  // cdf + sf - 1, in ulps of 1 (DBL_EPSILON)
   int rows = 0;
   for (const Row& r : table()) {
     if (r.family != family) continue;
@@ -175,7 +175,7 @@ void check_family(const std::string& family) {
   }
   REQUIRE_MESSAGE(rows > 0, "no rows of family " << family << " in the table");
   for (const Checked& c : functions) {
-    const Worst& w = worst[c.name];
+    const WorstUlps& w = worst[c.name];
     char line[256];
     std::snprintf(line, sizeof line, "%-8s %-8s worst %9.3Lg eps over %4d values at %s%s",
                   family.c_str(), c.name, w.eps, w.measured, w.row.c_str(),

@@ -20,7 +20,7 @@
 
 namespace {
 
-constexpr long double tolerance = 1e-13L;
+constexpr long double pvalue_tolerance = 1e-13L;
 
 }  // namespace
 
@@ -64,7 +64,7 @@ TEST_CASE("composition p-values match exact rationals") {
     if (exact >= DBL_MIN) {
       const long double e = ltt_test::relative_error(p, exact);
       if (e > worst) worst = e;
-      CHECK_MESSAGE(e <= tolerance, "k=" << k << " m=" << m << " N_sel=" << N << " p=" << p);
+      CHECK_MESSAGE(e <= pvalue_tolerance, "k=" << k << " m=" << m << " N_sel=" << N << " p=" << p);
     }
   }
   MESSAGE("composition_pvalue worst relative error: " << static_cast<double>(worst / DBL_EPSILON)
@@ -89,7 +89,7 @@ TEST_CASE("CompositionPvalueTable matches exact rationals and single calls") {
     if (exact >= DBL_MIN) {
       const long double e = ltt_test::relative_error(p, exact);
       if (e > worst) worst = e;
-      CHECK_MESSAGE(e <= tolerance, "k=" << k << " m=" << m << " N_sel=" << N << " p=" << p);
+      CHECK_MESSAGE(e <= pvalue_tolerance, "k=" << k << " m=" << m << " N_sel=" << N << " p=" << p);
     } else {
       CHECK(p <= DBL_MIN);
     }
@@ -109,7 +109,7 @@ TEST_CASE("CompositionPvalueTable matches exact rationals and single calls") {
           if (k > 0) CHECK(p >= row[static_cast<std::size_t>(k - 1)]);
           CHECK(p <= 1.0);
           if (single >= DBL_MIN)
-            CHECK_MESSAGE(ltt_test::relative_error(p, single) <= 2 * tolerance,
+            CHECK_MESSAGE(ltt_test::relative_error(p, single) <= 2 * pvalue_tolerance,
                           "k=" << k << " m=" << m << " N=" << N);
         }
       }

@@ -237,7 +237,7 @@ TEST_CASE("score_quality: the five scorers of a constructed pool, and the Spearm
 
 namespace {
 
-pl::PipelineOptions tiny(const std::string& task) {
+pl::PipelineOptions tiny_score_quality(const std::string& task) {
   pl::PipelineOptions o = pl::preset_options("tiny", task);
   o.scratch = std::filesystem::path(LTT_PIPELINE_SCRATCH) / ("score-quality-" + task);
   o.seeds = {1, 2};
@@ -247,7 +247,7 @@ pl::PipelineOptions tiny(const std::string& task) {
 }  // namespace
 
 TEST_CASE("run_pipeline: the preference scorer is the seed's oracle diagnostics, bit for bit") {
-  const pl::PipelineResult r = pl::run_pipeline(tiny("point-goal"));
+  const pl::PipelineResult r = pl::run_pipeline(tiny_score_quality("point-goal"));
   for (const pl::SeedResult& s : r.seeds) {
     CAPTURE(s.seed);
     const pl::ScoreQuality& q = s.score_quality;
@@ -298,7 +298,7 @@ TEST_CASE("run_pipeline: the preference scorer is the seed's oracle diagnostics,
 TEST_CASE("run_pipeline on point-goal-reckless: a refusal is the data's") {
   // Built with almost no safe trajectory (docs/pipeline.md): even the oracle's top selection is
   // more than alpha unsafe.
-  pl::PipelineOptions o = tiny("point-goal-reckless");
+  pl::PipelineOptions o = tiny_score_quality("point-goal-reckless");
   o.seeds = {1};
   const pl::PipelineResult r = pl::run_pipeline(o);
   const pl::SeedResult& s = r.seeds.front();

@@ -38,6 +38,10 @@ inline GradedPool make_graded_pool(std::int64_t N, double u1, double u_rest) {
   return p;
 }
 
+// The short names of the validation and sequential tests.
+using Pool = GradedPool;
+inline constexpr auto make_pool = make_graded_pool;
+
 // The true unsafe count U_j of every grid selection S(lambda_j) (the oracle the tests judge by).
 inline std::vector<std::int64_t> grid_unsafe_counts(const GradedPool& pool,
                                                     const ltt::curation::ThresholdGrid& grid) {

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -19,5 +20,8 @@ void check_throws_naming(F f, const std::string& parameter) {
     CHECK_MESSAGE(what.find("'" + parameter + "'") != std::string::npos, what);
   }
 }
+
+// A NaN argument, which every argument check refuses.
+inline constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace ltt_test

@@ -20,10 +20,9 @@
 namespace {
 
 namespace tasks = ltt::tasks;
+using ltt_test::distance;
+using ltt_test::two_pi;
 using tasks::PointGoal;
-constexpr double two_pi = 2 * std::numbers::pi;
-
-double distance(PointGoal::Vec a, PointGoal::Vec b) { return std::hypot(a.x - b.x, a.y - b.y); }
 
 // Bearing of q seen from the robot, counter-clockwise from the goal direction, in [0, 2 pi).
 double bearing(const PointGoal& env, PointGoal::Vec q) {

@@ -19,12 +19,9 @@
 namespace {
 
 namespace tasks = ltt::tasks;
+using ltt_test::distance;
+using ltt_test::two_pi;
 using tasks::PointGoalRim;
-constexpr double two_pi = 2 * std::numbers::pi;
-
-double distance(PointGoalRim::Vec a, PointGoalRim::Vec b) {
-  return std::hypot(a.x - b.x, a.y - b.y);
-}
 
 // Bearing of q seen from the robot, counter-clockwise from the goal direction, in [0, 2 pi).
 double bearing(const PointGoalRim& env, PointGoalRim::Vec q) {

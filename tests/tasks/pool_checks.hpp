@@ -1,8 +1,10 @@
 #pragma once
 // Checks shared by the task tests: a generated pool written through ltt::data in the DSRL
-// layout reads back as the same dataset and splits into exactly the generated episodes.
+// layout reads back as the same dataset and splits into exactly the generated episodes; and the
+// plane geometry of the two point-goal tests.
 
 #include <tasks/episode_log.hpp>
+#include <tasks/goal_frame_point.hpp>
 
 #include <data/dsrl.hpp>
 
@@ -11,9 +13,16 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <numbers>
 #include <string>
 
 namespace ltt_test {
+
+inline constexpr double two_pi = 2 * std::numbers::pi;
+
+inline double distance(ltt::tasks::PlaneVector a, ltt::tasks::PlaneVector b) {
+  return std::hypot(a.x - b.x, a.y - b.y);
+}
 
 inline void check_dsrl_round_trip(const ltt::tasks::TaskPool& pool, const std::string& name) {
   namespace data = ltt::data;
