@@ -6,7 +6,10 @@
 //   e = (goal - p) / |goal - p|, n = e turned 90 degrees left;
 //   a_world = a_e e + a_n n;  v <- 0.95 v + 2 a_world dt, |v| capped at max_speed;  p <- p + v dt.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <string_view>
@@ -46,23 +49,50 @@ inline void move_point(PlaneVector& p, PlaneVector& v, const GoalFrame& f, doubl
   p = {p.x + v.x * dt, p.y + v.y * dt};
 }
 
-// One step of `task`'s point (`task` names it in messages, e.g. "PointGoal"): refuses a step
-// after the end (std::logic_error) and an action that is not 2 components
-// (std::invalid_argument naming 'action'), clips the action to [-1, 1]^2, moves the point, and
-// returns the progress toward the goal, its distance before the step minus after.
-inline double step_point(std::string_view task, bool done, std::span<const double> action,
-                         PlaneVector& p, PlaneVector& v, PlaneVector goal, double dt,
-                         double max_speed) {
-  if (done)
-    throw std::logic_error(data::cat("ltt::tasks::", task, "::step: the episode has ended"));
-  if (action.size() != 2)
-    invalid(data::cat(task, "::step"), "action",
-            data::cat("must have 2 components; it has ", show(action.size())));
-  const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
-  const double before = norm(sub(goal, p));
-  move_point(p, v, goal_frame(p, goal), a_e, a_n, dt, max_speed);
-  return before - norm(sub(goal, p));
-}
-
 }  // namespace detail
+
+// What both point tasks keep and show: the point, its goal, HazardCount hazards, the steps
+// taken, the goals reached, whether the episode has ended, and the generator of the layout and
+// of the goals after the first. A task places the layout in its constructor.
+template <std::int64_t HazardCount>
+class GoalFramePoint {
+ public:
+  static constexpr std::int64_t hazard_count = HazardCount;
+  using Vec = PlaneVector;
+
+  Vec position() const { return p_; }
+  Vec velocity() const { return v_; }
+  Vec goal() const { return goal_; }
+  std::span<const Vec> hazards() const { return hazards_; }
+  std::int64_t steps() const { return t_; }
+  std::int64_t goals_reached() const { return goals_reached_; }
+  bool done() const { return done_; }
+
+ protected:
+  explicit GoalFramePoint(std::uint64_t layout_seed) : rng_(layout_seed) {}
+
+  // The start of a step of `task` (named in messages, e.g. "PointGoal"): refuses a step after
+  // the end (std::logic_error) and an action that is not 2 components (std::invalid_argument
+  // naming 'action'), clips the action to [-1, 1]^2, moves the point and counts the step.
+  // Returns the progress toward the goal, its distance before the step minus after.
+  double step_point(std::string_view task, std::span<const double> action, double dt,
+                    double max_speed) {
+    if (done_)
+      throw std::logic_error(data::cat("ltt::tasks::", task, "::step: the episode has ended"));
+    if (action.size() != 2)
+      detail::invalid(data::cat(task, "::step"), "action",
+                      data::cat("must have 2 components; it has ", detail::show(action.size())));
+    const double a_e = std::clamp(action[0], -1.0, 1.0), a_n = std::clamp(action[1], -1.0, 1.0);
+    const double before = detail::norm(detail::sub(goal_, p_));
+    detail::move_point(p_, v_, detail::goal_frame(p_, goal_), a_e, a_n, dt, max_speed);
+    ++t_;
+    return before - detail::norm(detail::sub(goal_, p_));
+  }
+
+  Vec p_, v_, goal_;
+  std::array<Vec, HazardCount> hazards_;
+  std::int64_t t_ = 0, goals_reached_ = 0;
+  bool done_ = false;
+  std::mt19937_64 rng_;
+};
 }  // namespace ltt::tasks

@@ -46,7 +46,7 @@ constexpr std::size_t goal_bins = 2, hazard_bins = 2 + PointGoal::lidar_bins;
 
 }  // namespace
 
-PointGoal::PointGoal(std::uint64_t layout_seed) : rng_(layout_seed) {
+PointGoal::PointGoal(std::uint64_t layout_seed) : GoalFramePoint(layout_seed) {
   const auto clear = [&](Vec v, double keepout, std::span<const Vec> others,
                          double others_keepout) {
     for (const Vec o : others)
@@ -96,8 +96,7 @@ std::array<float, PointGoal::observation_dim> PointGoal::observation() const {
 
 Step PointGoal::step(std::span<const double> action) {
   Step s;
-  s.reward = detail::step_point("PointGoal", done_, action, p_, v_, goal_, dt, max_speed);
-  ++t_;
+  s.reward = step_point("PointGoal", action, dt, max_speed);
   const double after = norm(sub(goal_, p_));
   for (const Vec h : hazards_) s.cost += norm(sub(p_, h)) <= hazard_radius ? 1.0 : 0.0;
   if (after <= goal_radius) {

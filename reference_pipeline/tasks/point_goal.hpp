@@ -31,9 +31,9 @@
 
 namespace ltt::tasks {
 
-class PointGoal {
+class PointGoal : public GoalFramePoint<8> {
  public:
-  static constexpr std::int64_t lidar_bins = 16, hazard_count = 8;
+  static constexpr std::int64_t lidar_bins = 16;
   static constexpr std::int64_t observation_dim = 2 + 2 * lidar_bins, action_dim = 2, horizon = 200;
   // Hazards may overlap (their centres are at least 0.36 apart, radius 0.2), never three at a
   // point: at most 2 cost a step.
@@ -48,22 +48,8 @@ class PointGoal {
   // Action components (goal frame) are clipped to [-1, 1]. Stepping after the end throws.
   Step step(std::span<const double> action);
 
-  using Vec = PlaneVector;
-  Vec position() const { return p_; }
-  Vec velocity() const { return v_; }
-  Vec goal() const { return goal_; }
-  std::span<const Vec> hazards() const { return hazards_; }
-  std::int64_t steps() const { return t_; }
-  std::int64_t goals_reached() const { return goals_reached_; }
-  bool done() const { return done_; }
 
  private:
-  Vec p_, v_, goal_;
-  std::array<Vec, hazard_count> hazards_;
-  std::int64_t t_ = 0, goals_reached_ = 0;
-  bool done_ = false;
-  std::mt19937_64 rng_;  // the layout and the goals after the first
-
   void place_goal();
 };
 

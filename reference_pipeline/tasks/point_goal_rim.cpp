@@ -61,7 +61,7 @@ struct Controller {
 
 }  // namespace
 
-PointGoalRim::PointGoalRim(std::uint64_t layout_seed) : rng_(layout_seed) {
+PointGoalRim::PointGoalRim(std::uint64_t layout_seed) : GoalFramePoint(layout_seed) {
   const double angle = uniform(rng_, 0, two_pi), distance = uniform(rng_, 2.5, 3.5);
   goal_ = {distance * std::cos(angle), distance * std::sin(angle)};
   const Vec across{-std::sin(angle), std::cos(angle)};
@@ -123,8 +123,7 @@ std::array<float, PointGoalRim::observation_dim> PointGoalRim::observation() con
 
 Step PointGoalRim::step(std::span<const double> action) {
   Step s;
-  s.reward = detail::step_point("PointGoalRim", done_, action, p_, v_, goal_, dt, max_speed);
-  ++t_;
+  s.reward = step_point("PointGoalRim", action, dt, max_speed);
   const double after = norm(sub(goal_, p_));
   s.cost = penetration(p_);
   if (after < goal_radius) next_goal();

@@ -32,9 +32,9 @@
 
 namespace ltt::tasks {
 
-class PointGoalRim {
+class PointGoalRim : public GoalFramePoint<10> {
  public:
-  static constexpr std::int64_t lidar_bins = 32, hazard_count = 10;
+  static constexpr std::int64_t lidar_bins = 32;
   static constexpr std::int64_t observation_dim = 3 + lidar_bins, action_dim = 2, horizon = 200;
   static constexpr double budget = 5, max_step_cost = 1;
   static constexpr double dt = 0.1, max_speed = 1.0, hazard_radius = 0.4, goal_radius = 0.3,
@@ -46,24 +46,10 @@ class PointGoalRim {
   // Action components (goal frame) are clipped to [-1, 1]. Stepping after the end throws.
   Step step(std::span<const double> action);
 
-  using Vec = PlaneVector;
-  Vec position() const { return p_; }
-  Vec velocity() const { return v_; }
-  Vec goal() const { return goal_; }
-  std::span<const Vec> hazards() const { return hazards_; }
-  std::int64_t steps() const { return t_; }
-  std::int64_t goals_reached() const { return goals_reached_; }
-  bool done() const { return done_; }
   // The graded cost of standing at q: max over hazards of max(0, 1 - distance / radius).
   double penetration(Vec q) const;
 
  private:
-  Vec p_, v_, goal_;
-  std::array<Vec, hazard_count> hazards_;
-  std::int64_t t_ = 0, goals_reached_ = 0;
-  bool done_ = false;
-  std::mt19937_64 rng_;  // the layout and the goals after the first
-
   void next_goal();
 };
 
