@@ -20,17 +20,10 @@
 namespace {
 
 namespace tasks = ltt::tasks;
+using ltt_test::bearing;
 using ltt_test::distance;
 using ltt_test::two_pi;
 using tasks::PointGoal;
-
-// Bearing of q seen from the robot, counter-clockwise from the goal direction, in [0, 2 pi).
-double bearing(const PointGoal& env, PointGoal::Vec q) {
-  const PointGoal::Vec p = env.position(), g = env.goal();
-  double a = std::atan2(q.y - p.y, q.x - p.x) - std::atan2(g.y - p.y, g.x - p.x);
-  a = std::fmod(a, two_pi);
-  return a < 0 ? a + two_pi : a;
-}
 
 // The pseudo-lidar of `objects`, computed here from the layout: the reading of each object in
 // its bin and, aliased, in the two neighbours; each bin the largest (Safety-Gymnasium's rule).

@@ -24,6 +24,16 @@ inline double distance(ltt::tasks::PlaneVector a, ltt::tasks::PlaneVector b) {
   return std::hypot(a.x - b.x, a.y - b.y);
 }
 
+// Bearing of q seen from a point task's robot, counter-clockwise from its goal direction, in
+// [0, 2 pi): the angle its lidar bins are laid out in.
+template <class PointTask>
+double bearing(const PointTask& env, ltt::tasks::PlaneVector q) {
+  const ltt::tasks::PlaneVector p = env.position(), g = env.goal();
+  double a = std::atan2(q.y - p.y, q.x - p.x) - std::atan2(g.y - p.y, g.x - p.x);
+  a = std::fmod(a, two_pi);
+  return a < 0 ? a + two_pi : a;
+}
+
 inline void check_dsrl_round_trip(const ltt::tasks::TaskPool& pool, const std::string& name) {
   namespace data = ltt::data;
   const std::filesystem::path dir = LTT_TASKS_SCRATCH;
