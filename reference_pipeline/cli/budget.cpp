@@ -16,7 +16,7 @@
 
 namespace ltt::cli {
 
-namespace {
+namespace budget_subcommand {
 
 const Command& budget_command() {
   static const std::vector<Flag> flags = first_selection_flags(
@@ -140,9 +140,10 @@ void write_budget_summary(std::ostream& out, const Request& r, const Budget& b) 
            " (see --curve)\n";
 }
 
-}  // namespace
+}  // namespace budget_subcommand
 
 int run_budget(const Invocation& call) {
+  using namespace budget_subcommand;
   const auto args = parse_or_help(budget_command(), call);
   if (!args) return 0;
   const Request r = read_request(*args);

@@ -26,7 +26,7 @@
 
 namespace ltt::cli {
 
-namespace {
+namespace certify_subcommand {
 
 using namespace certification;
 
@@ -218,9 +218,10 @@ int run_sequential(const Invocation& call, const Arguments& args, const Request&
   return 0;
 }
 
-}  // namespace
+}  // namespace certify_subcommand
 
 int run_certify(const Invocation& call) {
+  using namespace certify_subcommand;
   const auto args = parse_or_help(certify_command, call);
   if (!args) return 0;
   const Request request = read_request(*args);

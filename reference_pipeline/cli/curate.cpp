@@ -25,7 +25,7 @@
 
 namespace ltt::cli {
 
-namespace {
+namespace curate_subcommand {
 
 using namespace certification;
 
@@ -165,9 +165,10 @@ void write_curate_outputs(const Request& r, std::vector<OutputFile> files, const
   }
 }
 
-}  // namespace
+}  // namespace curate_subcommand
 
 int run_curate(const Invocation& call) {
+  using namespace curate_subcommand;
   const auto args = parse_or_help(curate_command(), call);
   if (!args) return 0;
   const Request r = read_request(*args);

@@ -29,7 +29,7 @@
 
 namespace ltt::cli {
 
-namespace {
+namespace draw_subcommand {
 
 constexpr Flag draw_flags[] = {
     {"pool", FlagKind::text, "CSV with an id column (or a .npy pool: id = row)"},
@@ -70,9 +70,10 @@ constexpr Command draw_command{
     "Label from the top and stop when the walk says so.",
     draw_flags};
 
-}  // namespace
+}  // namespace draw_subcommand
 
 int run_draw(const Invocation& call) {
+  using namespace draw_subcommand;
   const auto args = parse_or_help(draw_command, call);
   if (!args) return 0;
   if (args->has("pool") == args->has("dataset"))

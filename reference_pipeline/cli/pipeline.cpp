@@ -37,7 +37,7 @@
 
 namespace ltt::cli {
 
-namespace {
+namespace pipeline_subcommand {
 
 namespace pl = ltt::pipeline;
 
@@ -361,9 +361,10 @@ void write_report(const Invocation& call, const Arguments& args, const std::file
                 "labels.csv, model.ltt}\n";
 }
 
-}  // namespace
+}  // namespace pipeline_subcommand
 
 int run_pipeline(const Invocation& call) {
+  using namespace pipeline_subcommand;
   const auto typed = parse_or_help(pipeline_command, call);
   if (!typed) return 0;
   const std::filesystem::path out = typed->text("out");

@@ -15,7 +15,7 @@
 
 namespace ltt::cli {
 
-namespace {
+namespace rate_subcommand {
 
 const Command& rate_command() {
   static const std::vector<Flag> flags = first_selection_flags(
@@ -47,9 +47,10 @@ void write_rate_json(std::ostream& out, const FirstSelectionQuestion& q, std::in
   out << '\n';
 }
 
-}  // namespace
+}  // namespace rate_subcommand
 
 int run_rate(const Invocation& call) {
+  using namespace rate_subcommand;
   const auto args = parse_or_help(rate_command(), call);
   if (!args) return 0;
   const FirstSelectionQuestion q = read_first_selection(*args);

@@ -17,7 +17,7 @@
 
 namespace ltt::cli {
 
-namespace {
+namespace score_subcommand {
 
 const Command& score_command() {
   static const std::vector<Flag> flags = [] {
@@ -72,9 +72,10 @@ std::optional<PurityRequest> read_purity_request(const Arguments& args) {
                        grid_quantiles(args.text("grid"))};
 }
 
-}  // namespace
+}  // namespace score_subcommand
 
 int run_score(const Invocation& call) {
+  using namespace score_subcommand;
   const auto args = parse_or_help(score_command(), call);
   if (!args) return 0;
   // Parse and validate, and every output, before any file is read.

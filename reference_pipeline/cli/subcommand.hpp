@@ -4,7 +4,9 @@
 // Adding `ltt NAME`: write reference_pipeline/cli/NAME.cpp defining
 //     int ltt::cli::run_NAME(const Invocation& call);
 // and add one line X(NAME, "one-line summary") to LTT_CLI_SUBCOMMANDS below; CMake picks the
-// new file up by itself. The function parses call.args with parse_or_help, computes
+// new file up by itself. The file's own pieces go in namespace ltt::cli::NAME_subcommand, not
+// an anonymous one, since the program is compiled as one unity file (each subcommand's Request
+// would meet the others'); run_NAME opens it with a using-directive. The function parses call.args with parse_or_help, computes
 // everything, then writes its human summary or its one JSON object to call.out. It throws
 // BadInput (or lets the libraries' std::invalid_argument through) for input a user can fix;
 // main() turns either into exit 2 with a one-line message, and writes nothing of call.out.

@@ -34,7 +34,7 @@
 
 namespace ltt::cli {
 
-namespace {
+namespace validate_subcommand {
 
 constexpr Flag validate_flags[] = {
     {"pool",
@@ -363,9 +363,10 @@ void write_sequential_text(std::ostream& out, const ltt::curation::SequentialVal
   write_steps_text(out, v.steps, v.returned_none, v.merged_quantiles);
 }
 
-}  // namespace
+}  // namespace validate_subcommand
 
 int run_validate(const Invocation& call) {
+  using namespace validate_subcommand;
   const auto args = parse_or_help(validate_command, call);
   if (!args) return 0;
   const std::string& path = args->text("pool");
