@@ -23,14 +23,14 @@ namespace {
 
 using data::cat;
 
-struct Method {
+struct CorridorOperator {
   std::string_view name;
   double weight_ratio;  // NaN: trajectory selection
 };
 
 // The figure's four operators, in row order: the proposition's cases (i) W = 1, (ii) the
 // deployed clip of 20 and a clip of 400, (iii) selection.
-constexpr std::array<Method, 4> methods{
+constexpr std::array<CorridorOperator, 4> methods{
     {{"unweighted", 1},
      {"clip 20", 20},
      {"clip 400", 400},
@@ -68,7 +68,7 @@ std::uint64_t stream(const CorridorStudyOptions& o, std::int64_t horizon, std::u
 
 CorridorRow method_row(const CorridorStudyOptions& o, const tasks::CorridorSpec& spec,
                        const tasks::TaskPool& pool, std::size_t k) {
-  const Method& m = methods[k];
+  const CorridorOperator& m = methods[k];
   const bool selection = std::isnan(m.weight_ratio);
   CorridorRow row;
   row.horizon = spec.horizon;
