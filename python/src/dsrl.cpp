@@ -39,7 +39,7 @@ py::dtype numpy_dtype(data::DType t) {
 }
 
 // The array's bytes handed to numpy without a copy: a 2e6 x 72 observation table is read once.
-py::array to_numpy(data::Array&& a) {
+py::array array_to_numpy(data::Array&& a) {
   auto* bytes = new std::vector<std::byte>(std::move(a.bytes));
   py::capsule owner(bytes, [](void* p) { delete static_cast<std::vector<std::byte>*>(p); });
   std::vector<py::ssize_t> shape(a.shape.begin(), a.shape.end());
@@ -74,7 +74,7 @@ void bind_dsrl(py::module_& m) {
         }
         py::dict out;
         for (const std::string_view key : data::dsrl_keys)
-          out[py::str(std::string(key))] = to_numpy(std::move(d[key]));
+          out[py::str(std::string(key))] = array_to_numpy(std::move(d[key]));
         out["episode_offsets"] = python::to_numpy(offsets);
         out["episode_returns"] = python::to_numpy(returns);
         out["episode_costs"] = python::to_numpy(costs);
