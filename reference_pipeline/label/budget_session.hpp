@@ -90,11 +90,10 @@ class BudgetSession final : public Session {
   }
 
   Reply answer(const nlohmann::json& request) override {
-    if (!request.contains("item") || !request["item"].is_string() ||
-        !request.contains("answer") || !request["answer"].is_string())
+    const std::optional<Answer> given = read_answer(request);
+    if (!given)
       return refuse(400, "an answer is {\"item\": id, \"answer\": \"over\" or \"within\"}");
-    const std::string item = request["item"];
-    const std::string answer = request["answer"];
+    const auto& [item, answer] = *given;
     if (answer != "over" && answer != "within")
       return refuse(400, "answer must be \"over\" or \"within\" (the budget)");
     const auto next = run_->next();
@@ -109,14 +108,13 @@ class BudgetSession final : public Session {
   }
 
   Reply undo(const nlohmann::json& request) override {
-    if (!request.contains("item") || !request["item"].is_string())
-      return refuse(400, "an undo is {\"item\": the id of the last answer}");
-    const std::string item = request["item"];
-    if (answers_.empty() || inputs_.pool.id_of(answers_.back().first) != item)
-      return refuse(409, cli::cat("episode ", item, " is not the last answer: nothing undone"));
-    journal_.append({{"undo", item}});
+    const std::optional<std::string> item = read_item(request);
+    if (!item) return refuse(400, "an undo is {\"item\": the id of the last answer}");
+    if (answers_.empty() || inputs_.pool.id_of(answers_.back().first) != *item)
+      return refuse(409, cli::cat("episode ", *item, " is not the last answer: nothing undone"));
+    journal_.append({{"undo", *item}});
     take_back();
-    return {200, {{"undone", item}}};
+    return {200, {{"undone", *item}}};
   }
 
   Reply finish() override {

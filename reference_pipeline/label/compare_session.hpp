@@ -103,11 +103,10 @@ class CompareSession final : public Session {
   }
 
   Reply answer(const nlohmann::json& request) override {
-    if (!request.contains("item") || !request["item"].is_string() ||
-        !request.contains("answer") || !request["answer"].is_string())
+    const std::optional<Answer> given = read_answer(request);
+    if (!given)
       return refuse(400, "an answer is {\"item\": id, \"answer\": \"a\", \"b\" or \"tie\"}");
-    const std::string item = request["item"];
-    const std::string answer = request["answer"];
+    const auto& [item, answer] = *given;
     if (answer != "a" && answer != "b" && answer != "tie")
       return refuse(400, "answer must be \"a\", \"b\" or \"tie\"");
     if (done()) return refuse(409, "every pair is judged: nothing is asked for");
@@ -122,14 +121,14 @@ class CompareSession final : public Session {
   }
 
   Reply undo(const nlohmann::json& request) override {
-    if (!request.contains("item") || !request["item"].is_string())
-      return refuse(400, "an undo is {\"item\": the id of the last answer}");
-    if (answers_.empty() || request["item"] != item_id(answers_.size() - 1))
+    const std::optional<std::string> item = read_item(request);
+    if (!item) return refuse(400, "an undo is {\"item\": the id of the last answer}");
+    if (answers_.empty() || *item != item_id(answers_.size() - 1))
       return refuse(409, "that pair is not the last answer: nothing undone");
-    journal_.append({{"undo", request["item"]}});
+    journal_.append({{"undo", *item}});
     answers_.pop_back();
     written_ = false;
-    return {200, {{"undone", request["item"]}}};
+    return {200, {{"undone", *item}}};
   }
 
   Reply finish() override {

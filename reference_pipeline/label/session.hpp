@@ -23,6 +23,25 @@ inline Reply refuse(int status, const std::string& message) {
   return {status, nlohmann::json{{"error", message}}};
 }
 
+// An answer as the page posts it: {"item": ID, "answer": WORD}; nullopt for anything else (the
+// session refuses it with 400, as it does a WORD it does not know).
+struct Answer {
+  std::string item, word;
+};
+
+inline std::optional<Answer> read_answer(const nlohmann::json& request) {
+  if (!request.contains("item") || !request["item"].is_string() || !request.contains("answer") ||
+      !request["answer"].is_string())
+    return std::nullopt;
+  return Answer{request["item"].get<std::string>(), request["answer"].get<std::string>()};
+}
+
+// The item of an undo, {"item": ID}; nullopt for anything else.
+inline std::optional<std::string> read_item(const nlohmann::json& request) {
+  if (!request.contains("item") || !request["item"].is_string()) return std::nullopt;
+  return request["item"].get<std::string>();
+}
+
 class Session {
  public:
   virtual ~Session() = default;
