@@ -73,9 +73,14 @@ const Flag* certify_flag(std::string_view name) {
 const Command& budget_command() {
   static const std::vector<Flag> flags = [] {
     std::vector<Flag> f;
-    for (const std::string_view name :
-         {"pool", "dataset", "scores", "alpha", "delta", "grid", "stop", "n"})
-      f.push_back(*certify_flag(name));
+    // certify's flags, less the "--sequential: " that opens some of their help texts.
+    constexpr std::string_view sequential_only = "--sequential: ";
+    for (const std::string_view name : {"pool", "dataset", "alpha", "delta", "grid", "stop", "n"}) {
+      Flag flag = *certify_flag(name);
+      if (flag.help.starts_with(sequential_only)) flag.help.remove_prefix(sequential_only.size());
+      f.push_back(flag);
+    }
+    f.push_back({"scores", FlagKind::text, "--dataset: one score per episode, CSV id,score or .npy"});
     f.push_back({"seed", FlagKind::count, "seed of the label order (`ltt draw --sequential`)", "0"});
     f.push_back(label_order_flag);
     f.push_back(refusal_rate_flag);
@@ -210,11 +215,16 @@ int run_budget(const Invocation& call, const Arguments& args) {
   choose_selection_format(in);
   const label::ServerOptions server = server_options(args, out, "budget labels");
 
-  const PoolInputs inputs = read_inputs(in, true);
+  const PoolInputs inputs = with_status(call, "reading the pool", [&] { return read_inputs(in, true); });
   check_label_cap(request, inputs.pool);
   std::optional<label::EpisodeView> view;
-  if (inputs.dsrl())
-    view.emplace(*in.dataset_file, *inputs.dsrl(), view_options(args, *inputs.dsrl()));
+  if (inputs.dsrl()) {
+    const label::ViewOptions shown = view_options(args, *inputs.dsrl());
+    with_status(call, "reading the columns shown", [&] {
+      view.emplace(*in.dataset_file, *inputs.dsrl(), shown);
+      return 0;
+    });
+  }
 
   create_session_directory(out);
   // The settings that fix the walk's order: a journal of other settings is not resumed.
@@ -251,7 +261,8 @@ int run_compare(const Invocation& call, const Arguments& args) {
                          {{"dataset", dataset_file}});
   const label::ServerOptions server = server_options(args, out, "segment comparisons");
 
-  const data::DsrlPool dataset = data::load_dsrl_pool(dataset_file);
+  const data::DsrlPool dataset =
+      with_status(call, "reading the dataset", [&] { return data::load_dsrl_pool(dataset_file); });
   std::int64_t eligible = 0;
   for (const data::Episode& e : dataset.episodes) eligible += e.length >= H;
   if (eligible < 2)
@@ -274,7 +285,10 @@ int run_compare(const Invocation& call, const Arguments& args) {
                        std::to_string(drawn.ties_skipped), " tied segment costs skipped)"));
   // The coin that orders each pair's sides: its own stream, apart from the sampler's.
   constexpr std::uint64_t side_stream = 0x6c6162656c736964;  // "labelsid"
-  const label::EpisodeView view(dataset_file, dataset, view_options(args, dataset));
+  const label::ViewOptions shown = view_options(args, dataset);
+  const label::EpisodeView view = with_status(call, "reading the columns shown", [&] {
+    return label::EpisodeView(dataset_file, dataset, shown);
+  });
 
   create_session_directory(out);
   const nlohmann::json header{{"ltt_label", "compare"},
