@@ -195,6 +195,7 @@ def case_budget_browser():
         verdict = driver.find_element("id", "verdict").text
         check("you can stop" in verdict or "nothing certified" in verdict or "refused" in verdict,
               "verdict once stopped: %r" % verdict)
+        shown = {key: driver.find_element("id", "n-" + key).text for key in ("depth", "selection", "labels")}
         driver.find_element("id", "finish").click()
         wait_for("the certificate", lambda: driver.find_element("id", "written").text)
         if SHOTS:
@@ -229,6 +230,11 @@ def case_budget_browser():
               name + " differs from ltt certify --sequential's")
     certificate = json.load(open(os.path.join(out, "certificate.json")))
     check(certificate["labels_used"] == 36, "certificate: labels_used %r" % certificate["labels_used"])
+    # What the page showed once stopped is what the certificate says.
+    depth = certificate["certified_step"] + 1 if certificate["certified"] else 0
+    check(shown["depth"].startswith("%d of " % depth) and shown["selection"] == str(certificate["selection_size"])
+          and shown["labels"].startswith("36 of"), "the page showed %r; the certificate: depth %d, "
+          "selection %d" % (shown, depth, certificate["selection_size"]))
 
 
 def case_compare_browser():
