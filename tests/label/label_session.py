@@ -7,7 +7,8 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
     label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
 
 CASE: budget-browser, compare-browser, reconnect-browser, kill-resume, security.
-Every wait is bounded; the servers started are stopped (SIGTERM, then SIGKILL) on the way out.
+Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
+are stopped (SIGTERM, then SIGKILL) on the way out.
 """
 import csv
 import filecmp
@@ -134,7 +135,7 @@ def browser():
     return driver
 
 
-def wait_for(what, condition, seconds=10):
+def wait_for(what, condition, seconds=15):
     end = time.time() + seconds
     while time.time() < end:
         value = condition()
@@ -174,7 +175,7 @@ def case_budget_browser():
     driver = browser()
     try:
         driver.get(server.url)
-        wait_for("the page", lambda: page_state(driver)[0] == "yes")
+        wait_for("the page", lambda: page_state(driver)[0] == "yes", 30)
         undone = False
         while True:
             ready, item, _ = page_state(driver)
@@ -254,7 +255,7 @@ def case_compare_browser():
     expected = []
     try:
         driver.get(server.url)
-        wait_for("the page", lambda: page_state(driver)[0] == "yes")
+        wait_for("the page", lambda: page_state(driver)[0] == "yes", 30)
         undone = False
         while True:
             state = server.state()
@@ -349,7 +350,7 @@ def case_reconnect_browser():
     driver = browser()
     try:
         driver.get(server.url)
-        wait_for("the page", lambda: page_state(driver)[0] == "yes")
+        wait_for("the page", lambda: page_state(driver)[0] == "yes", 30)
         press(driver, "w")
         wait_for("answer 1", lambda: answered(driver) == 1)
         server.proc.kill()
