@@ -27,27 +27,30 @@ struct ViewOptions {
 
 class EpisodeView {
  public:
-  // Keeps only the columns shown (and the rewards; the costs for --show-cost).
+  // Reads the observations (as float32), the rewards and, for --show-cost, the costs, and keeps
+  // only the columns shown: a large file's other keys never enter memory.
   EpisodeView(const std::filesystem::path& file, const data::DsrlPool& dataset,
               ViewOptions options)
       : options_(std::move(options)) {
-    const data::DsrlDataset whole = data::read_dsrl(file);
-    const std::vector<double> all = whole.observations.to_double();
-    const auto width = static_cast<std::size_t>(dataset.observation_dim);
-    const auto rows = static_cast<std::size_t>(dataset.transitions);
     std::vector<std::int64_t> kept = options_.columns;
     if (options_.plane) {
       kept.push_back(options_.plane->first);
       kept.push_back(options_.plane->second);
     }
-    for (const std::int64_t column : kept) {
-      std::vector<double> values(rows);
-      for (std::size_t r = 0; r < rows; ++r)
-        values[r] = all[r * width + static_cast<std::size_t>(column)];
-      columns_.push_back(std::move(values));
+    {
+      const data::Array observations = data::read_dsrl_float32(file, "observations");
+      const std::span<const float> all = observations.values<float>();
+      const auto width = static_cast<std::size_t>(dataset.observation_dim);
+      const auto rows = static_cast<std::size_t>(dataset.transitions);
+      for (const std::int64_t column : kept) {
+        std::vector<float> values(rows);
+        for (std::size_t r = 0; r < rows; ++r)
+          values[r] = all[r * width + static_cast<std::size_t>(column)];
+        columns_.push_back(std::move(values));
+      }
     }
-    rewards_ = whole.rewards.to_double();
-    if (options_.show_cost) costs_ = whole.costs.to_double();
+    rewards_ = data::read_dsrl_rewards(file);
+    if (options_.show_cost) costs_ = data::read_dsrl_costs(file);
   }
 
   // Rows [first, first + count): {"steps", "series": [{"name", "values"}], "plane"?}.
@@ -78,7 +81,7 @@ class EpisodeView {
 
  private:
   ViewOptions options_;
-  std::vector<std::vector<double>> columns_;
+  std::vector<std::vector<float>> columns_;
   std::vector<double> rewards_, costs_;
 };
 
