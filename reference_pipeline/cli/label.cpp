@@ -304,8 +304,6 @@ int run_compare(const Invocation& call, const Arguments& args) {
   return 0;
 }
 
-
-
 }  // namespace
 
 int run_label(const Invocation& call) {
