@@ -21,6 +21,7 @@
 #include "dataset_file.hpp"
 #include "format.hpp"
 #include "pool_file.hpp"
+#include "pool_inputs.hpp"
 #include "sequential_certification.hpp"
 #include "subcommand.hpp"
 
@@ -54,41 +55,6 @@ struct Request {
   std::optional<SequentialRequest> sequential;
 };
 
-// --pool or --dataset, and --scores for a dataset.
-void read_pool_flags(const Arguments& args, Inputs& in) {
-  if (args.has("pool") == args.has("dataset"))
-    throw BadInput(args.has("pool") ? "--pool and --dataset exclude each other"
-                                    : "missing --pool (or --dataset)");
-  if (args.has("pool")) {
-    in.pool_file = args.text("pool");
-    in.pool_npy = in.pool_file->ends_with(".npy");
-  } else {
-    in.dataset_file = args.text("dataset");
-    in.dataset_store = data::store_for(*in.dataset_file);
-  }
-  if (args.has("scores")) {
-    if (!in.dataset_file)
-      throw BadInput("--scores needs --dataset (a pool file holds its own scores)");
-    in.scores_file = args.text("scores");
-  }
-}
-
-// --state-values with --aggregation: scores as aggregates of per-state values (a dataset needs
-// them or --scores).
-void read_state_value_flags(const Arguments& args, Inputs& in) {
-  if (args.has("state-values")) in.state_values = args.text("state-values");
-  if (in.dataset_file && in.scores_file.has_value() == in.state_values.has_value())
-    throw BadInput(in.scores_file
-                       ? "--scores and --state-values exclude each other"
-                       : "--dataset needs --scores (one per episode) or --state-values (one per "
-                         "row)");
-  if (args.given("aggregation") && !in.state_values)
-    throw BadInput(
-        "--aggregation needs --state-values (the pool's score column is already one "
-        "score per trajectory)");
-  in.aggregator = read_aggregator(args, in.aggregation_name);
-}
-
 // Outputs: what each is, none an input or another output, each a regular file or a new name.
 void read_output_flags(const Arguments& args, Inputs& in) {
   if (args.has("certificate")) in.certificate_file = args.text("certificate");
@@ -110,27 +76,12 @@ SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
       throw BadInput(cat("--", flag,
                          " does not apply to --sequential (labels in the order of "
                          "`ltt draw --sequential`; no gate, no fallback)"));
-  SequentialRequest r;
-  r.interactive = args.flag("interactive");
+  const bool interactive = args.flag("interactive");
   if (args.has("labels")) in.labels_file = args.text("labels");
-  if (!in.labels_file && !r.interactive)
+  if (!in.labels_file && !interactive)
     throw BadInput("--sequential needs --labels (the first labels of the order) or --interactive");
-  in.seed = args.count("seed");
-  r.stop = args.text("stop");
-  try {
-    cur::apply_stop_rule(r.stop, r.options);
-  } catch (const std::invalid_argument&) {
-    throw BadInput(cat("--stop: ", in_quotes(r.stop),
-                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
-  }
-  r.options.label_cap = args.count("n");
-  if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
-  r.options.order = read_label_order(args);
-  r.options.refusal_rate = args.real("refusal-rate");
-  const cur::CalibratedSelectionOptions fixed = read_selection_flags(args, in);
-  r.options.alpha = fixed.alpha;
-  r.options.delta = fixed.delta;
-  r.options.quantiles = fixed.quantiles;
+  SequentialRequest r = read_walk_flags(args, in);
+  r.interactive = interactive;
   return r;
 }
 
@@ -154,38 +105,6 @@ Request read_request(const Arguments& args) {
   return r;
 }
 
-// Inputs: the pool (or the dataset's episodes) with one score per trajectory, and the
-// calibration labels.
-struct PoolInputs {
-  std::optional<data::DsrlPool> dataset;
-  PoolFile pool;
-  cur::Calibration calibration;
-
-  const data::DsrlPool* dsrl() const { return dataset ? &*dataset : nullptr; }
-};
-
-// With --sequential the labels are read later, in their order (sequential_certification.hpp).
-PoolInputs read_inputs(const Inputs& in, bool sequential) {
-  PoolInputs r;
-  PoolFile& pool = r.pool;
-  if (in.pool_file) {
-    pool = read_pool(*in.pool_file, !in.state_values);
-    if (in.state_values) pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
-  } else {
-    r.dataset = data::load_dsrl_pool(*in.dataset_file);
-    pool = dataset_pool(*r.dataset, *in.dataset_file);
-    pool.pool.score =
-        in.scores_file ? read_episode_scores(*in.scores_file, pool, *r.dataset)
-                       : read_transition_scores(*in.state_values, pool, *r.dataset, in.aggregator);
-  }
-  if (in.gate != Gate::none && pool.pool.episodic_return.empty())
-    throw BadInput(cat(pool.name, ": --gate ", gate_name(in.gate),
-                       " needs a 'return' column (episodic return)",
-                       pool.npy() ? "; a .npy pool holds scores only" : ""));
-  if (!sequential) r.calibration = read_calibration(pool, in);
-  return r;
-}
-
 // --sequential: the walk on the labels of --labels (then standard input with --interactive),
 // the certificate (and selection) it gives, reported as for the fixed-n walk.
 int run_sequential(const Invocation& call, const Arguments& args, const Request& request,
@@ -193,28 +112,18 @@ int run_sequential(const Invocation& call, const Arguments& args, const Request&
   const Inputs& in = request.in;
   const SequentialRequest& sr = *request.sequential;
   const PoolFile& pool = inputs.pool;
-  if (sr.options.label_cap > pool.size())
-    throw BadInput(cat("--n: ", std::to_string(sr.options.label_cap),
-                       " must not exceed the pool size ", std::to_string(pool.size()), " (",
-                       pool.name, ")"));
+  check_label_cap(sr, pool);
   SequentialRun run(pool.pool.score, sr.options, in.seed);
   if (in.labels_file) run.add_known(read_label_rows(*in.labels_file, pool));
   if (sr.interactive) run_interactive(run, pool, std::cin, call.err, ::isatty(STDIN_FILENO) == 1);
-  const cur::SequentialCertificate c = run.certificate();
-  GateResult selection;
-  selection.written = sequential_selected(pool.pool.score, c);
-
-  std::ostringstream json_text;
-  {
-    JsonWriter json(json_text);
-    write_sequential_json(json, run, c, pool, in, sr, selection.written, inputs.dsrl());
-    json_text << '\n';
-  }
-  write_outputs(in, pool, inputs.dsrl(), selection, json_text.str(), record_csv(run, pool));
+  const SequentialResult result = sequential_result(run, pool, in, sr, inputs.dsrl());
+  write_outputs(in, pool, inputs.dsrl(), result.selection, result.json_text,
+                record_csv(run, pool));
   if (args.flag("json"))
-    call.out << json_text.str();
+    call.out << result.json_text;
   else
-    write_sequential_summary(call.out, run, c, pool, in, sr, selection, inputs.dsrl());
+    write_sequential_summary(call.out, run, result.certificate, pool, in, sr, result.selection,
+                             inputs.dsrl());
   return 0;
 }
 

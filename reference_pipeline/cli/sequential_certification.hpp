@@ -3,6 +3,8 @@
 // user's pool, the labels bought one at a time in the seeded label order (--order, --seed;
 // docs/sequential.md, "Interfaces"), as steps run_certify calls in turn:
 //
+//   read_walk_flags         --seed, --stop, --n, --order, --refusal-rate, --alpha, --delta,
+//                           --grid: the walk's settings (also `ltt label budget`'s)
 //   SequentialRun           the walk fed label by label until a stop rule fires; which id to
 //                           label next while none has, and the next few if the depth stays.
 //                           The labels of --labels FILE (any row order) wait until the walk
@@ -13,6 +15,8 @@
 //                           asked for and answered on standard error
 //   write_sequential_json   the certificate (curation::StoppedCertificate's fields) with the
 //                           next id, the outputs and the inputs
+//   sequential_result       the certificate where the walk stands, its selection and its JSON
+//                           text: what write_outputs writes (also for `ltt label budget`)
 //   write_sequential_summary  the same for a human reader
 //
 // The certificate is valid whenever the labeling stops (every stop rule is a stopping time),
@@ -27,10 +31,12 @@
 #include <istream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <curation/fields.hpp>
@@ -41,7 +47,9 @@
 #include "bad_input.hpp"
 #include "certificate_summary.hpp"
 #include "certification.hpp"
+#include "arguments.hpp"
 #include "certification_flags.hpp"
+#include "curation_flags.hpp"
 #include "format.hpp"
 #include "pool_file.hpp"
 #include "table_reader.hpp"
@@ -54,6 +62,36 @@ struct SequentialRequest {
   std::string stop = "auto";
   bool interactive = false;
 };
+
+// The walk's flags, as `ltt certify --sequential` and `ltt label budget` read them; --seed is
+// the label order's.
+inline SequentialRequest read_walk_flags(const Arguments& args, Inputs& in) {
+  SequentialRequest r;
+  in.seed = args.count("seed");
+  r.stop = args.text("stop");
+  try {
+    cur::apply_stop_rule(r.stop, r.options);
+  } catch (const std::invalid_argument&) {
+    throw BadInput(cat("--stop: ", in_quotes(r.stop),
+                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
+  }
+  r.options.label_cap = args.count("n");
+  if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
+  r.options.order = read_label_order(args);
+  r.options.refusal_rate = args.real("refusal-rate");
+  r.options.alpha = args.real("alpha");
+  r.options.delta = args.real("delta");
+  r.options.quantiles = grid_quantiles(args.text("grid"));
+  return r;
+}
+
+// The cap, once the pool is read: the walk draws without replacement.
+inline void check_label_cap(const SequentialRequest& request, const PoolFile& pool) {
+  if (request.options.label_cap > pool.size())
+    throw BadInput(cat("--n: ", std::to_string(request.options.label_cap),
+                       " must not exceed the pool size ", std::to_string(pool.size()), " (",
+                       pool.name, ")"));
+}
 
 // The walk fed label by label in the seeded label order until a stop rule fires. Labels the
 // user already has (--labels) wait in `known` until the walk asks for their trajectory.
@@ -227,6 +265,30 @@ inline void write_sequential_json(JsonWriter& json, const SequentialRun& run,
       .field("n", request.options.label_cap);
   JsonFields{json}("grid", request.options.quantiles);
   json.end_object().end_object();
+}
+
+// The certificate where the walk stands, the selection it describes, and the JSON text that
+// --json prints and --certificate holds: everything write_outputs writes but the labels.
+struct SequentialResult {
+  cur::SequentialCertificate certificate;
+  GateResult selection;
+  std::string json_text;
+};
+
+inline SequentialResult sequential_result(const SequentialRun& run, const PoolFile& pool,
+                                          const Inputs& in, const SequentialRequest& request,
+                                          const data::DsrlPool* dataset) {
+  SequentialResult r{run.certificate(), {}, {}};
+  r.selection.written = sequential_selected(pool.pool.score, r.certificate);
+  std::ostringstream json_text;
+  {
+    JsonWriter json(json_text);
+    write_sequential_json(json, run, r.certificate, pool, in, request, r.selection.written,
+                          dataset);
+    json_text << '\n';
+  }
+  r.json_text = std::move(json_text).str();
+  return r;
 }
 
 // One row per grid step: every number needed to recompute p_j from the label order.

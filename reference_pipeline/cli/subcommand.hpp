@@ -46,7 +46,8 @@ struct Invocation {
   X(score,                                                                                         \
     "learn the safety value on a DSRL dataset; write per-row values, episode scores, model")       \
   X(curate, "score a DSRL dataset, certify a threshold, write the selected episodes: one command") \
-  X(draw, "the episode ids to label: the uniform draw of --draw N --seed S")
+  X(draw, "the episode ids to label: the uniform draw of --draw N --seed S")                     \
+  X(label, "a local page for budget labels (live certificate) or segment comparisons")
 
 #define LTT_CLI_DECLARE(name, summary) int run_##name(const Invocation& call);
 LTT_CLI_SUBCOMMANDS(LTT_CLI_DECLARE)

@@ -288,6 +288,12 @@ std::vector<double> read_dsrl_costs(const fs::path& path) {
   return read_finite(*s, "costs");
 }
 
+std::vector<double> read_dsrl_rewards(const fs::path& path) {
+  const std::unique_ptr<DsrlSource> s = open_source(path);
+  check_layout(*s);
+  return read_finite(*s, "rewards");
+}
+
 curation::TrajectoryPool to_trajectory_pool(const DsrlPool& pool, std::span<const double> scores) {
   if (static_cast<std::int64_t>(scores.size()) != pool.size())
     throw DataError(cat("to_trajectory_pool: ", std::to_string(scores.size()), " scores for the ",

@@ -106,8 +106,10 @@ DsrlPool load_dsrl_pool(const std::filesystem::path& path);
 //   read_dsrl_float32   a float key (observations) as float32, shape (N, dim); a float64 key
 //                       is converted as it is read (HDF5) or straight from its bytes (.npy)
 //   read_dsrl_costs     the per-row costs as double, shape (N,), each finite
+//   read_dsrl_rewards   the per-row rewards, the same way (`ltt label` plots them)
 Array read_dsrl_float32(const std::filesystem::path& path, std::string_view key);
 std::vector<double> read_dsrl_costs(const std::filesystem::path& path);
+std::vector<double> read_dsrl_rewards(const std::filesystem::path& path);
 
 // The episodes as a curation pool: id = episode index, with length, return and cost, and
 // the given scores (one per episode, in episode order). The unsafe bit for a budget b is

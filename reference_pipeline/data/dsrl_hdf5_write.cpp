@@ -55,15 +55,27 @@ std::pair<Handle, Handle> types_for(DType dtype, std::string_view file) {
   fail(file, "unknown element type");
 }
 
+// An object creation property list (file, group or dataset) that records no times: HDF5 stamps
+// each object header with its creation and modification times by default, so two selections
+// of the same rows written a second apart would differ in those bytes alone.
+Handle untimed(Handle list, std::string_view file) {
+  check(H5Pset_obj_track_times(list.get(), 0), file, "cannot set a property");
+  return list;
+}
+
+Handle untimed_list(hid_t kind, std::string_view file) {
+  return untimed(check(H5Pcreate(kind), H5Pclose, file, "cannot create a property list"), file);
+}
+
 // Creation property list for the sliced copy of a dataset: the source's own (chunking,
 // compression, fill value) with chunks no longer than the new extent; a fresh contiguous one
-// where the source's cannot serve (virtual or external storage).
+// where the source's cannot serve (virtual or external storage). Neither records times.
 Handle creation_list(hid_t source, const std::vector<hsize_t>& out_dims, std::string_view file) {
   Handle list = check(H5Dget_create_plist(source), H5Pclose, file,
                       "cannot read a dataset's creation properties");
   const H5D_layout_t layout = H5Pget_layout(list.get());
   if (layout == H5D_VIRTUAL || H5Pget_external_count(list.get()) > 0 || layout == H5D_COMPACT)
-    return check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, file, "cannot create a property list");
+    return untimed_list(H5P_DATASET_CREATE, file);
   if (layout == H5D_CHUNKED) {
     std::vector<hsize_t> chunk(out_dims.size());
     const int rank = H5Pget_chunk(list.get(), static_cast<int>(chunk.size()), chunk.data());
@@ -73,7 +85,7 @@ Handle creation_list(hid_t source, const std::vector<hsize_t>& out_dims, std::st
       chunk[i] = std::max<hsize_t>(1, std::min(chunk[i], out_dims[i]));
     check(H5Pset_chunk(list.get(), rank, chunk.data()), file, "cannot set a chunk shape");
   }
-  return list;
+  return untimed(std::move(list), file);
 }
 
 // Copies every attribute of one object onto another, each with its own type; each is checked
@@ -221,8 +233,10 @@ void copy_selection(const fs::path& in, const fs::path& temporary, std::string_v
   const std::vector<Link> links = all_links(input.file.get(), in_name);
 
   const Handle access = chunk_cache_access(out_name);
-  Handle output = check(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()),
+  const Handle creation = untimed_list(H5P_FILE_CREATE, out_name);
+  Handle output = check(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, creation.get(), access.get()),
                         H5Fclose, out_name, "cannot create the file");
+  const Handle group_creation = untimed_list(H5P_GROUP_CREATE, out_name);
   child.step("copying the attributes of its root");
   copy_attributes(input.file.get(), output.get(), input.size, in_name, "the root group");
   const Handle intermediate =
@@ -242,7 +256,8 @@ void copy_selection(const fs::path& in, const fs::path& temporary, std::string_v
     const H5I_type_t kind = H5Iget_type(object.get());
     if (kind == H5I_GROUP) {
       const Handle group =
-          check(H5Gcreate2(output.get(), name, intermediate.get(), H5P_DEFAULT, H5P_DEFAULT),
+          check(H5Gcreate2(output.get(), name, intermediate.get(), group_creation.get(),
+                           H5P_DEFAULT),
                 H5Gclose, out_name, cat("cannot create the group ", shown));
       copy_attributes(object.get(), group.get(), input.size, in_name, cat("the group ", shown));
       continue;

@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+"""Drives `ltt label` for label.test.cpp: a person's session in headless Chromium, a crash and
+a resume, and the server's refusals, each checked against an independent account (the data's
+own costs, `ltt certify --sequential` on the recorded labels, raw HTTP). Exits 0 when every
+check holds, 1 with the failed check on stderr otherwise; 77 when the browser is missing.
+
+    label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
+
+CASE: budget-browser, compare-browser, reconnect-browser, kill-resume, security.
+Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
+are stopped (SIGTERM, then SIGKILL) on the way out.
+"""
+import csv
+import filecmp
+import http.client
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+
+LTT = DATA = WORK = SHOTS = None
+SERVERS = []
+
+
+def fail(message):
+    sys.stderr.write("FAILED: " + message + "\n")
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+class Server:
+    """`ltt label ...` started in cwd; url, port and token from the one line it prints."""
+
+    def __init__(self, args, cwd):
+        os.makedirs(cwd, exist_ok=True)
+        self.err_path = os.path.join(cwd, "server-%d.err" % len(SERVERS))
+        self.err = open(self.err_path, "w")
+        self.proc = subprocess.Popen([LTT, "label"] + args, cwd=cwd, stdout=subprocess.PIPE,
+                                     stderr=self.err, stdin=subprocess.DEVNULL)
+        SERVERS.append(self)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 20)
+        line = self.proc.stdout.readline().decode() if ready else ""
+        if not line.startswith("http://"):
+            self.proc.kill()
+            fail("ltt label printed no URL within 20 s: %r; stderr: %s" % (line, self.stderr()))
+        self.url = line.strip()
+        hostport = self.url.split("/")[2]
+        self.host, self.port = hostport.rsplit(":", 1)[0], int(hostport.rsplit(":", 1)[1])
+        self.token = self.url.split("token=")[1]
+
+    def stderr(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def request(self, method, path, body=None, headers=None, token=True, host=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        h = {"Host": host or "127.0.0.1:%d" % self.port}
+        if token:
+            h["X-LTT-Token"] = self.token
+        if body is not None:
+            h["Content-Type"] = "application/json"
+            if not isinstance(body, (bytes, str)):
+                body = json.dumps(body)
+        h.update(headers or {})
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            parsed = json.loads(data)
+        except ValueError:
+            parsed = None
+        return r.status, parsed, data
+
+    def state(self):
+        status, data, _ = self.request("GET", "/api/state")
+        check(status == 200, "GET /api/state: %d" % status)
+        return data
+
+    def answer(self, item, answer):
+        return self.request("POST", "/api/answer", {"item": item, "answer": answer})
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail("ltt label did not stop within 10 s of signal %d" % sig)
+        self.proc.stdout.close()
+        self.err.close()
+        SERVERS.remove(self)
+        return code
+
+
+def run_ltt(args, cwd):
+    r = subprocess.run([LTT] + args, cwd=cwd, capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "ltt %s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr))
+    return r.stdout
+
+
+def truth():
+    with open(os.path.join(WORK, "truth.csv")) as f:
+        return {row["id"]: row["unsafe"] == "1" for row in csv.DictReader(f)}
+
+
+def browser():
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        print("python3-selenium is not installed")
+        sys.exit(77)
+    for tool in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
+        if not os.access(tool, os.X_OK):
+            print(tool + " is not installed")
+            sys.exit(77)
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,900", "--user-data-dir=" + os.path.join(WORK, "chromium")):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_page_load_timeout(20)
+    return driver
+
+
+def wait_for(what, condition, seconds=15):
+    end = time.time() + seconds
+    while time.time() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    fail("timed out after %g s waiting for %s" % (seconds, what))
+
+
+def page_state(driver):
+    """The body's data attributes the page sets after each render."""
+    return driver.execute_script(
+        "return [document.body.dataset.ready || '', document.body.dataset.item || '',"
+        " (document.getElementById('n-labels') || document.getElementById('n-answered') || {}).textContent || '']")
+
+
+def press(driver, key):
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(driver).send_keys(key).perform()
+
+
+def answered(driver):
+    text = page_state(driver)[2]
+    return int(text.split(" ")[0]) if text else -1
+
+
+def budget_args(data_dir):
+    return ["budget", "--dataset", data_dir + "/data.hdf5", "--scores", data_dir + "/scores.csv",
+            "--out", "out", "--n", "36", "--stop", "cap", "--seed", "5"]
+
+
+def case_budget_browser():
+    """30+ answers by keyboard with one undo, then the certificate against certify's."""
+    a, b = os.path.join(WORK, "a"), os.path.join(WORK, "b")
+    server = Server(budget_args("..") + ["--plane", "0,1", "--show", "2,3"], a)
+    known = truth()
+    driver = browser()
+    try:
+        driver.get(server.url)
+        wait_for("the page", lambda: page_state(driver)[0] == "yes", 30)
+        undone = False
+        while True:
+            ready, item, _ = page_state(driver)
+            if not item:
+                break
+            count = answered(driver)
+            if count == 4 and not undone:  # a wrong answer, taken back
+                press(driver, "w" if known[item] else "o")
+                wait_for("the wrong answer", lambda: answered(driver) == count + 1)
+                press(driver, "u")
+                wait_for("the undo", lambda: answered(driver) == count and page_state(driver)[1] == item)
+                undone = True
+            press(driver, "o" if known[item] else "w")
+            wait_for("answer %d" % (count + 1), lambda: answered(driver) == count + 1)
+            if count + 1 == 12 and SHOTS:
+                driver.save_screenshot(os.path.join(SHOTS, "label_budget.png"))
+        check(undone, "the session ended before the undo")
+        verdict = driver.find_element("id", "verdict").text
+        check("you can stop" in verdict or "nothing certified" in verdict or "refused" in verdict,
+              "verdict once stopped: %r" % verdict)
+        shown = {key: driver.find_element("id", "n-" + key).text for key in ("depth", "selection", "labels")}
+        driver.find_element("id", "finish").click()
+        wait_for("the certificate", lambda: driver.find_element("id", "written").text)
+        if SHOTS:
+            driver.save_screenshot(os.path.join(SHOTS, "label_budget_stopped.png"))
+    finally:
+        driver.quit()
+    state = server.state()
+    check(state["labels_used"] == 36 and state["stopped"], "state at the end: %r" % state)
+    check(server.stop() == 0, "ltt label budget: nonzero exit after SIGTERM: " + server.stderr())
+
+    out = os.path.join(a, "out")
+    with open(os.path.join(out, "labels.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) == 36, "labels.csv holds %d labels, not 36" % len(rows))
+    for row in rows:
+        check((row["unsafe"] == "1") == known[row["id"]],
+              "labels.csv: %s recorded as %s against the answer given" % (row["id"], row["unsafe"]))
+    with open(os.path.join(out, "journal.jsonl")) as f:
+        records = [json.loads(line) for line in f]
+    check(sum("undo" in r for r in records) == 1 and sum("answer" in r for r in records) == 37,
+          "journal: %d answers, %d undos" % (sum("answer" in r for r in records),
+                                            sum("undo" in r for r in records)))
+    # ltt certify --sequential on the recorded labels, from a sibling directory so that every
+    # path it writes into the certificate reads the same.
+    os.makedirs(os.path.join(b, "out"))
+    shutil.copyfile(os.path.join(out, "labels.csv"), os.path.join(b, "out", "labels.csv"))
+    run_ltt(["certify", "--sequential", "--dataset", "../data.hdf5", "--scores", "../scores.csv",
+             "--labels", "out/labels.csv", "--certificate", "out/certificate.json",
+             "--selection", "out/selection.hdf5", "--n", "36", "--stop", "cap", "--seed", "5"], b)
+    for name in ("certificate.json", "selection.hdf5"):
+        check(filecmp.cmp(os.path.join(out, name), os.path.join(b, "out", name), shallow=False),
+              name + " differs from ltt certify --sequential's")
+    certificate = json.load(open(os.path.join(out, "certificate.json")))
+    check(certificate["labels_used"] == 36, "certificate: labels_used %r" % certificate["labels_used"])
+    # What the page showed once stopped is what the certificate says.
+    depth = certificate["certified_step"] + 1 if certificate["certified"] else 0
+    check(shown["depth"].startswith("%d of " % depth) and shown["selection"] == str(certificate["selection_size"])
+          and shown["labels"].startswith("36 of"), "the page showed %r; the certificate: depth %d, "
+          "selection %d" % (shown, depth, certificate["selection_size"]))
+
+
+def case_compare_browser():
+    """Pairs judged by keyboard (one undo), then pairs.csv trains `ltt score`."""
+    import h5py
+    import numpy as np
+    a = os.path.join(WORK, "a")
+    H = 10
+    server = Server(["compare", "--dataset", "../data.hdf5", "--out", "out", "--pairs", "8",
+                     "--segment", str(H), "--seed", "3", "--plane", "0,1", "--show", "2"], a)
+    with h5py.File(os.path.join(WORK, "data.hdf5"), "r") as f:
+        costs = np.asarray(f["costs"], dtype=np.float64)
+        ends = np.asarray(f["terminals"]) | np.asarray(f["timeouts"])
+    starts = np.concatenate([[0], np.flatnonzero(ends)[:-1] + 1])
+    seg_cost = lambda s: costs[starts[s["episode"]] + s["start"]:][:H].sum()
+    driver = browser()
+    expected = []
+    try:
+        driver.get(server.url)
+        wait_for("the page", lambda: page_state(driver)[0] == "yes", 30)
+        undone = False
+        while True:
+            state = server.state()
+            if not state["item"]:
+                break
+            item, count = state["item"], state["answered"]
+            ca, cb = seg_cost(item["a"]), seg_cost(item["b"])
+            key = "a" if ca < cb else "b" if cb < ca else "t"
+            if count == 2 and not undone:
+                press(driver, "t")
+                wait_for("the wrong answer", lambda: answered(driver) == count + 1)
+                press(driver, "u")
+                wait_for("the undo", lambda: answered(driver) == count)
+                undone = True
+            press(driver, key)
+            wait_for("answer %d" % (count + 1), lambda: answered(driver) == count + 1)
+            if key != "t":
+                expected.append([str(item["a"]["episode"]), str(item["a"]["start"]),
+                                 str(item["b"]["episode"]), str(item["b"]["start"]), key])
+            if count + 1 == 3 and SHOTS:
+                driver.save_screenshot(os.path.join(SHOTS, "label_compare.png"))
+        driver.find_element("id", "finish").click()
+        wait_for("pairs.csv", lambda: driver.find_element("id", "written").text)
+    finally:
+        driver.quit()
+    check(server.stop() == 0, "ltt label compare: nonzero exit after SIGTERM: " + server.stderr())
+    with open(os.path.join(a, "out", "pairs.csv")) as f:
+        rows = list(csv.reader(f))
+    check(rows[0] == ["episode_a", "start_a", "episode_b", "start_b", "preferred"],
+          "pairs.csv header: %r" % rows[0])
+    check(rows[1:] == expected, "pairs.csv %r, answered %r" % (rows[1:], expected))
+    run_ltt(["score", "--dataset", "../data.hdf5", "--pairs-file", "out/pairs.csv", "--segment",
+             str(H), "--out", "scored", "--members", "2", "--epochs", "5", "--threads", "1"], a)
+    score = json.load(open(os.path.join(a, "scored", "score.json")))
+    check(score["pairs"]["source"] == "file" and score["pairs"]["count"] == len(expected),
+          "score.json pairs: %r" % score["pairs"])
+
+
+def pool_args(port=None):
+    args = ["budget", "--pool", "../pool.csv", "--out", "out", "--n", "60", "--stop", "cap",
+            "--seed", "2"]
+    return args + (["--port", str(port)] if port else [])
+
+
+def pool_truth():
+    return {"ep-%03d" % int(k): v for k, v in truth().items()}
+
+
+def case_kill_resume():
+    """SIGKILL after 10 answers and a write cut short; the restart resumes at answer 11."""
+    a = os.path.join(WORK, "a")
+    known = pool_truth()
+    server = Server(pool_args(), a)
+    given = []
+    for _ in range(10):
+        item = server.state()["item"]["id"]
+        status, _, _ = server.answer(item, "over" if known[item] else "within")
+        check(status == 200, "answer %s: HTTP %d" % (item, status))
+        given.append(item)
+    server.proc.kill()
+    server.proc.wait(10)
+    server.stop(0)
+    journal = os.path.join(a, "out", "journal.jsonl")
+    with open(journal, "a") as f:
+        f.write('{"answer":"ov')  # a write cut short by the crash: never acknowledged
+    with open(os.path.join(WORK, "first10.csv"), "w") as f:
+        f.write("id,unsafe\n" + "".join("%s,%d\n" % (i, known[i]) for i in given))
+    reference = json.loads(run_ltt(["certify", "--sequential", "--pool", "pool.csv", "--labels",
+                                    "first10.csv", "--n", "60", "--stop", "cap", "--seed", "2",
+                                    "--json"], WORK))
+    server = Server(pool_args(), a)
+    state = server.state()
+    check(state["labels_used"] == 10, "resumed with %d labels, not 10" % state["labels_used"])
+    check(state["item"]["id"] == reference["next_id"],
+          "resumed at %s; certify --sequential asks for %s" % (state["item"]["id"], reference["next_id"]))
+    check(state["last"]["item"] == given[-1], "the last answer after the resume: %r" % state["last"])
+    check("resumed" in server.stderr(), "no resume message: " + server.stderr())
+    item = state["item"]["id"]
+    check(server.answer(item, "over" if known[item] else "within")[0] == 200, "answer after resume")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    with open(journal) as f:
+        lines = f.read().split("\n")
+    check(lines[-1] == "" and all(json.loads(l) for l in lines[:-1]),
+          "the journal is not whole lines of JSON after the resume")
+
+
+def case_reconnect_browser():
+    """The server dies with an answer in flight; the page says it was not recorded."""
+    a = os.path.join(WORK, "a")
+    server = Server(pool_args(), a)
+    port = server.port
+    driver = browser()
+    try:
+        driver.get(server.url)
+        wait_for("the page", lambda: page_state(driver)[0] == "yes", 30)
+        press(driver, "w")
+        wait_for("answer 1", lambda: answered(driver) == 1)
+        server.proc.kill()
+        server.proc.wait(10)
+        server.stop(0)
+        item = page_state(driver)[1]
+        press(driver, "o")
+        wait_for("the lost-answer notice",
+                 lambda: "may not be recorded" in driver.find_element("id", "notice").text)
+        server = Server(pool_args(port), a)
+        wait_for("the reconnect", lambda: driver.execute_script("return document.body.dataset.lost"), 20)
+        notice = driver.find_element("id", "notice").text
+        check("was not recorded" in notice and item in notice, "notice after reconnect: %r" % notice)
+        check(answered(driver) == 1 and page_state(driver)[1] == item,
+              "the page after reconnect: %r" % page_state(driver))
+    finally:
+        driver.quit()
+    check(server.state()["labels_used"] == 1, "labels after reconnect")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+
+
+def case_security():
+    a = os.path.join(WORK, "a")
+    media = os.path.join(WORK, "media")
+    os.makedirs(media)
+    with open(os.path.join(WORK, "secret.png"), "wb") as f:
+        f.write(b"secret outside --media")
+    server = Server(pool_args() + ["--media", "../media"], a)
+    port = server.port
+    # Loopback only: the listening socket is 127.0.0.1:port in /proc/net/tcp.
+    with open("/proc/net/tcp") as f:
+        listening = [l.split()[1] for l in f.readlines()[1:] if l.split()[3] == "0A"]
+    check("0100007F:%04X" % port in listening and "00000000:%04X" % port not in listening,
+          "the server does not listen on 127.0.0.1 alone")
+    state = server.state()
+    item = state["item"]["id"]
+    page = "/?token=" + server.token
+    check(server.request("GET", page, token=False)[0] == 200, "the page with its token")
+    checks = [
+        ("no token", "GET", "/", None, {}, False, None, 403),
+        ("wrong token", "GET", "/?token=" + "0" * 48, None, {}, False, None, 403),
+        ("token only in the query for the API", "GET", "/api/state?token=" + server.token, None,
+         {}, False, None, 403),
+        ("wrong header token", "POST", "/api/answer", {"item": item, "answer": "over"},
+         {"X-LTT-Token": "x" * 48}, False, None, 403),
+        ("wrong Host", "GET", page, None, {}, False, "evil.example:%d" % port, 403),
+        ("Host of another port", "GET", page, None, {}, False, "127.0.0.1:%d" % (port + 1), 403),
+        ("traversal", "GET", "/../../etc/passwd?token=" + server.token, None, {}, False, None, 404),
+        ("encoded traversal", "GET", "/%2e%2e/%2e%2e/etc/passwd?token=" + server.token, None, {},
+         False, None, 404),
+        ("media traversal", "GET", "/media/../secret.png?token=" + server.token, None, {}, False,
+         None, 404),
+        ("oversized body", "POST", "/api/answer", "{" + " " * 10000 + "}", {}, True, None, 413),
+        ("malformed JSON", "POST", "/api/answer", "{not json", {}, True, None, 400),
+        ("wrong answer word", "POST", "/api/answer", {"item": item, "answer": "maybe"}, {}, True,
+         None, 400),
+        ("an episode not asked for", "POST", "/api/answer",
+         {"item": "ep-999" if item != "ep-999" else "ep-000", "answer": "over"}, {}, True, None, 409),
+        ("undo of nothing", "POST", "/api/undo", {"item": item}, {}, True, None, 409),
+        ("finish before the stop", "POST", "/api/finish", {}, {}, True, None, 409),
+    ]
+    for name, method, path, body, headers, token, host, expected in checks:
+        status, _, data = server.request(method, path, body, headers, token, host)
+        check(status == expected, "%s: HTTP %d, expected %d" % (name, status, expected))
+        check(b"root:" not in data and b"secret outside" not in data, name + ": leaked a file")
+    check(server.state()["labels_used"] == 0, "a refused request changed the state")
+    # One answer per episode: the second for the same episode (another tab) gets 409.
+    check(server.answer(item, "over")[0] == 200, "the first answer")
+    check(server.answer(item, "within")[0] == 409, "a second answer for the same episode")
+    check(server.state()["labels_used"] == 1, "two answers recorded for one episode")
+    # --media: a link out of the directory is not followed; a file inside it is served.
+    current = server.state()["item"]["id"]
+    os.symlink(os.path.join(WORK, "secret.png"), os.path.join(media, current + ".png"))
+    status, _, data = server.request("GET", "/media/0?token=" + server.token, token=False)
+    check(status == 404 and b"secret" not in data, "a symlink out of --media was served")
+    os.remove(os.path.join(media, current + ".png"))
+    with open(os.path.join(media, current + ".png"), "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n rendering")
+    status, _, data = server.request("GET", "/media/0?token=" + server.token, token=False)
+    check(status == 200 and data.startswith(b"\x89PNG"), "the --media file: HTTP %d" % status)
+    check(server.state()["media"] == ["image/png"], "state's media: %r" % server.state()["media"])
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    # Another address needs --host and is warned about.
+    wide = Server(pool_args() + ["--host", "0.0.0.0"], os.path.join(WORK, "wide"))
+    check("warning" in wide.stderr() and "not a loopback" in wide.stderr(),
+          "no warning for --host 0.0.0.0: " + wide.stderr())
+    check(wide.stop() == 0, "nonzero exit after SIGTERM")
+
+
+def main():
+    global LTT, DATA, WORK, SHOTS
+    case, LTT, DATA, WORK = sys.argv[1:5]
+    SHOTS = sys.argv[5] if len(sys.argv) > 5 else None
+    if SHOTS:
+        os.makedirs(SHOTS, exist_ok=True)
+    for name in os.listdir(DATA):
+        shutil.copy(os.path.join(DATA, name), WORK)
+    try:
+        {"budget-browser": case_budget_browser, "compare-browser": case_compare_browser,
+         "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
+         "security": case_security}[case]()
+    finally:
+        for server in list(SERVERS):
+            server.proc.kill()
+            server.proc.wait()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
