@@ -4,7 +4,6 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -129,19 +128,28 @@ std::string media_type(const std::filesystem::path& file) {
   return ext == ".png" ? "image/png" : ext == ".mp4" ? "video/mp4" : "video/webm";
 }
 
-// Stops the server on SIGINT or SIGTERM: the signals are blocked in every server thread and
-// waited for in this one (a handler may not call Server::stop).
+// Stops the server on SIGINT or SIGTERM. The handler only raises a flag, which a thread of its
+// own polls, since a handler may not call Server::stop. A handler, not a blocked mask waited
+// on with sigtimedwait: a mask reaches only the threads created after it, and a library may
+// start threads before main (OpenBLAS, loaded with LibTorch in an LTT_WITH_TORCH build, does),
+// where the default action would kill the process with the signal.
+std::atomic<int> stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);  // so the handler may store to it
+
+extern "C" void raise_stop_flag(int signal) { stop_signal.store(signal); }
+
 class SignalStop {
  public:
   explicit SignalStop(httplib::Server& server) {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGINT);
-    sigaddset(&signals_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+    stop_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = raise_stop_flag;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
     waiter_ = std::thread([this, &server] {
-      const timespec tick{0, 200'000'000};
       while (!done_) {
-        if (sigtimedwait(&signals_, nullptr, &tick) > 0) {
+        if (stop_signal.load() != 0) {
           stopped_by_signal_ = true;
           // Server::stop does nothing before the accept loop runs: a signal that comes
           // between the bind and the loop waits for it.
@@ -150,18 +158,20 @@ class SignalStop {
           server.stop();
           return;
         }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
     });
   }
   ~SignalStop() {
     done_ = true;
     waiter_.join();
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
   }
   bool stopped_by_signal() const { return stopped_by_signal_; }
 
  private:
-  sigset_t signals_{}, previous_{};
+  struct sigaction previous_int_ {}, previous_term_ {};
   std::atomic<bool> done_{false}, stopped_by_signal_{false};
   std::thread waiter_;
 };
