@@ -98,6 +98,18 @@ inline BetaMixturePrior sequential_default_prior(double alpha) {
   return {{beta_with_mean(0.4 * alpha), beta_with_mean(0.08 * alpha)}, {0.5, 0.5}};
 }
 
+namespace detail {
+
+// log_value += log(ratio), the ratio formed and logged in long double, with a bound on the
+// rounding error added to `error` (the sequential and stratified evidence share it).
+inline void add_log_ratio(long double& log_value, long double& error, long double ratio) {
+  const long double term = std::log(ratio);
+  log_value += term;
+  error += std::fabs(term) * 0x1p-62L + 0x1p-60L;
+}
+
+}  // namespace detail
+
 // The anytime p-value 1 / max(1, E) from log E, a running maximum of evidence (>= 0, less its
 // rounding bound; +infinity when H0 is impossible), rounded up; never below its exact value.
 inline double anytime_pvalue(long double log_evidence) {
@@ -173,22 +185,16 @@ class SequentialCompositionPvalue {
   const BetaMixturePrior& prior() const { return prior_; }
 
  private:
-  static void add(long double& log_value, long double& error, long double ratio) {
-    const long double term = std::log(ratio);
-    log_value += term;
-    error += std::fabs(term) * 0x1p-62L + 0x1p-60L;
-  }
-
   // The one-step predictive ratios of L_t(U*) and of each component's Polya urn.
   void advance(bool unsafe) {
     const long double t = static_cast<long double>(t_), k = static_cast<long double>(k_);
     const long double left = static_cast<long double>(N_ - t_);
     const long double boundary_count =
         static_cast<long double>(unsafe ? U_ - k_ : N_ - U_ - (t_ - k_));
-    add(log_L_, error_L_, boundary_count / left);
+    detail::add_log_ratio(log_L_, error_L_, boundary_count / left);
     for (std::size_t i = 0; i < log_m_.size(); ++i) {
       const long double a = prior_.components[i].a, b = prior_.components[i].b;
-      add(log_m_[i], error_m_[i], (unsafe ? k + a : t - k + b) / (t + a + b));
+      detail::add_log_ratio(log_m_[i], error_m_[i], (unsafe ? k + a : t - k + b) / (t + a + b));
     }
   }
 

@@ -88,7 +88,7 @@ class StratifiedCompositionEvidence {
     const long double t = static_cast<long double>(s.t), x = static_cast<long double>(s.x);
     for (std::size_t i = 0; i < s.log_m.size(); ++i) {
       const long double a = prior_.components[i].a, b = prior_.components[i].b;
-      add(s.log_m[i], s.error_m[i], (unsafe ? x + a : t - x + b) / (t + a + b));
+      detail::add_log_ratio(s.log_m[i], s.error_m[i], (unsafe ? x + a : t - x + b) / (t + a + b));
     }
     s.sequence.push_back(unsafe);
     s.t += 1;
@@ -135,12 +135,6 @@ class StratifiedCompositionEvidence {
     std::vector<bool> sequence;               // the labels in order (for log L_k)
   };
 
-  static void add(long double& log_value, long double& error, long double ratio) {
-    const long double term = std::log(ratio);
-    log_value += term;
-    error += std::fabs(term) * 0x1p-62L + 0x1p-60L;
-  }
-
   // The maximiser of L_k: L(u + 1) >= L(u) iff (u + 1)(t - x) <= x (N - u), i.e.
   // u <= x (N + 1) / t - 1; clamped to the u the labels allow. No labels: 0 (L = 1 throughout).
   static std::int64_t maximiser(const Stratum& s) {
@@ -169,7 +163,8 @@ class StratifiedCompositionEvidence {
     std::int64_t seen = 0, bad = 0;
     for (const bool unsafe : s.sequence) {
       const std::int64_t count = unsafe ? u - bad : s.N - u - (seen - bad);
-      add(log_value, error, static_cast<long double>(count) / static_cast<long double>(s.N - seen));
+      detail::add_log_ratio(log_value, error,
+                            static_cast<long double>(count) / static_cast<long double>(s.N - seen));
       ++seen;
       bad += unsafe;
     }
@@ -182,7 +177,7 @@ class StratifiedCompositionEvidence {
     const detail::int128 up = static_cast<detail::int128>(u + 1 - s.x) * (s.N - u);
     const detail::int128 down = static_cast<detail::int128>(u + 1) * (s.N - u - s.t + s.x);
     long double d = 0.0L;
-    add(d, error, static_cast<long double>(up) / static_cast<long double>(down));
+    detail::add_log_ratio(d, error, static_cast<long double>(up) / static_cast<long double>(down));
     return d;
   }
 
