@@ -30,8 +30,10 @@
 //
 // Rounding: log L_k(u^_k) is summed from the one-step ratios of its labels and every decrement
 // is the log of a ratio of exact integers, each term formed in long double with the rounding
-// bound of <ltt/sequential_pvalue.hpp> (|term| 2^-62 + 2^-60), and m_k's bound is the Polya
-// urn's; the total bound is subtracted, so E_t is never above its exact value.
+// bound of <ltt/sequential_pvalue.hpp> (|term| 2^-62 + 2^-60, and 2^-63 of the new sum's
+// magnitude for every addition, so the bound grows with the sum as its error does), and m_k's
+// bound is the Polya urn's; the total bound is subtracted, so E_t is never above its exact
+// value at any label count.
 // tests/ltt/stratified_sequential_pvalue.test.cpp checks it against the definition (posteriors
 // normalised over every u, minimum over every allocation) on small strata.
 
@@ -117,10 +119,11 @@ class StratifiedCompositionEvidence {
     long double log_value = 0.0L, error = 0.0L;
     for (std::size_t k = 0; k < strata; ++k) {
       const Stratum& s = strata_[k];
-      log_value += log_mixture(s, error) - log_likelihood(s, u[k], error);
+      detail::add_rounded(log_value, error, log_mixture(s, error));
+      detail::add_rounded(log_value, error, -log_likelihood(s, u[k], error));
     }
     raise_to_boundary(strata, null_boundary - total, u, log_value, error);
-    return std::max(0.0L, log_value - error);
+    return std::max(0.0L, detail::less_bound(log_value, error));
   }
 
   std::size_t strata() const { return strata_.size(); }
@@ -153,7 +156,9 @@ class StratifiedCompositionEvidence {
     long double sum = 0.0L;
     for (const long double l : s.log_m) sum += std::exp(l - top);
     error += bound + 0x1p-58L;
-    return top + std::log(sum);
+    long double value = top;
+    detail::add_rounded(value, error, std::log(sum));
+    return value;
   }
 
   // log L_k(u) = sum over the labels of the one-step ratios (u - unsafe so far)/(N - so far)
@@ -202,8 +207,8 @@ class StratifiedCompositionEvidence {
     for (; need > 0; --need) {
       const auto k =
           static_cast<std::size_t>(std::min_element(next.begin(), next.end()) - next.begin());
-      log_value += next[k];
       error += next_error[k];
+      detail::add_rounded(log_value, error, next[k]);
       u[k] += 1;
       refresh(k);
     }

@@ -2,11 +2,13 @@
 // (posterior normalised over every u, minimum over u >= U*, running maximum) computed directly
 // in long double on small selections; anytime validity by Monte Carlo under the boundary null
 // U = U* (fixed seeds, a Clopper-Pearson tolerance, so the test fails if the guarantee breaks);
-// power on clean selections; argument checking.
+// power on clean selections; the rounding bound after 200,000 labels against a __float128
+// reference; argument checking.
 
 #include <ltt/bounds.hpp>
 #include <ltt/pvalue.hpp>
 #include <ltt/sequential_pvalue.hpp>
+#include <ltt/stratified_sequential_pvalue.hpp>
 
 #include <curation/detail/random.hpp>
 
@@ -22,6 +24,8 @@
 #include <limits>
 #include <random>
 #include <vector>
+
+#include <quadmath.h>
 
 namespace {
 
@@ -209,6 +213,67 @@ TEST_CASE("sequential_pvalue: absorbing cases and the exact boundary") {
     for (auto x : seq) r.update(x != 0);
     return r.pvalue();
   }());
+}
+
+// issue 24: the rounding error of a running sum grows with the sum, and 200,000 labels give
+// |log L_t(U*)| near 6e4. The reference carries every log and sum in __float128 (113-bit
+// significand: its error is below 1e-25 here), and the minimum over u >= U* is at U* whenever
+// the exact integer comparison says so; the computed evidence must never exceed it, and the
+// bound must not cost more than 1e-7 in log evidence.
+TEST_CASE("sequential_pvalue: rounding bound holds after 200,000 labels (__float128 reference)") {
+  const std::int64_t N = 4'000'000, t_max = 200'000;
+  const double alpha = 0.25;
+  const ltt::BetaMixturePrior prior = ltt::sequential_default_prior(alpha);
+  const std::int64_t U = ltt::null_boundary(N, alpha);
+  long double worst_excess = -1.0L, worst_gap = 0.0L;
+  for (const double rate : {0.05, 0.2}) {
+    std::mt19937_64 rng(24);
+    std::bernoulli_distribution unsafe_draw(rate);
+    auto p = ltt::SequentialCompositionPvalue::at_level(N, alpha, prior);
+    ltt::StratifiedCompositionEvidence strata({N}, prior);
+    std::vector<__float128> log_m;
+    for (const double w : prior.weights) log_m.push_back(logq(static_cast<__float128>(w)));
+    __float128 log_L = 0, running = 0, last = 0;
+    std::int64_t t = 0, k = 0;
+    bool final_at_boundary = false;
+    while (t < t_max) {
+      const bool unsafe = unsafe_draw(rng);
+      const __float128 left = static_cast<__float128>(N - t);
+      log_L += logq(static_cast<__float128>(unsafe ? U - k : N - U - (t - k)) / left);
+      for (std::size_t i = 0; i < log_m.size(); ++i) {
+        const __float128 a = prior.components[i].a, b = prior.components[i].b;
+        const __float128 tq = static_cast<__float128>(t), kq = static_cast<__float128>(k);
+        log_m[i] += logq((unsafe ? kq + a : tq - kq + b) / (tq + a + b));
+      }
+      p.update(unsafe);
+      strata.update(0, unsafe);
+      ++t;
+      k += unsafe;
+      // L(U* + 1) <= L(U*): the minimum over u >= U* is at U* (exact, 128-bit)
+      const bool at_boundary = static_cast<ltt::detail::int128>(U + 1) * (N - U - t + k) <=
+                               static_cast<ltt::detail::int128>(U + 1 - k) * (N - U);
+      const __float128 top = std::max(log_m[0], log_m[1]);
+      last = top + logq(expq(log_m[0] - top) + expq(log_m[1] - top)) - log_L;
+      if (at_boundary) running = std::max(running, last);
+      final_at_boundary = at_boundary;
+    }
+    const auto check = [&](long double computed, __float128 exact) {
+      const auto excess = static_cast<long double>(static_cast<__float128>(computed) - exact);
+      worst_excess = std::max(worst_excess, excess);
+      worst_gap = std::max(worst_gap, -excess);
+    };
+    check(p.log_evidence(), running);
+    REQUIRE(final_at_boundary);  // every rate here is below alpha by a margin t_max resolves
+    check(strata.log_evidence(1, U), std::max<__float128>(0, last));
+    MESSAGE("unsafe rate " << rate << ": log evidence " << static_cast<double>(running)
+                           << ", worst computed - exact so far "
+                           << static_cast<double>(worst_excess));
+  }
+  MESSAGE("worst computed - exact: " << static_cast<double>(worst_excess)
+                                     << " (must be <= 0), worst gap "
+                                     << static_cast<double>(worst_gap));
+  CHECK(worst_excess <= 0.0L);
+  CHECK(worst_gap <= 1e-7L);
 }
 
 TEST_CASE("sequential_pvalue: argument checking names the parameter") {
