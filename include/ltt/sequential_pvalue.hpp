@@ -3,13 +3,16 @@
 // for a selection of N_sel trajectories whose labels arrive one at a time, each a uniform draw
 // without replacement from the selection's unlabeled trajectories.
 //
-// Construction: the prior-posterior-ratio (PPR) martingale of Waudby-Smith and Ramdas,
+// Construction: the prior-posterior-ratio (PPR) process of Waudby-Smith and Ramdas,
 // "Confidence sequences for sampling without replacement" (NeurIPS 2020). With a prior pi on U
 // and t labels of which k unsafe,
 //     PPR_t(u) = pi(u) / posterior_t(u) = m_t / L_t(u),
 //     L_t(u) = [u]_k [N_sel - u]_{t-k} / [N_sel]_t   (probability of the label sequence if U = u)
 //     m_t    = sum_v pi(v) L_t(v)                     (its prior mixture)
-// and under U = u, PPR_t(u) is a nonnegative martingale with PPR_0(u) = 1, so Ville's
+// and under U = u, PPR_t(u) is a test supermartingale (nonnegative, PPR_0(u) = 1): a label
+// multiplies it by m_{t+1}/m_t over L_{t+1}(u)/L_t(u), whose conditional mean is the mixture's
+// predictive mass on the outcomes possible under u, 1 while both are, less once u leaves no
+// unsafe (or no safe) trajectory unlabeled that the mixture still weights. So Ville's
 // inequality gives Pr[exists t: PPR_t(u) >= 1/delta] <= delta. Hence
 //     p_t = 1 / max(1, max_{s <= t} min_{u >= U*} PPR_s(u))
 // satisfies Pr[exists t: p_t <= delta] <= delta under every U >= U*: it is valid at any

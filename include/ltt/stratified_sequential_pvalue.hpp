@@ -7,9 +7,10 @@
 //
 // Per stratum k (N_k trajectories, t_k labels, x_k unsafe), L_k(u) and PPR_k(u) = m_k / L_k(u)
 // are those of <ltt/sequential_pvalue.hpp> with the prior's Polya-urn mixture m_k. Under the
-// true counts (U_0, ..., U_{s-1}) the product prod_k PPR_k(U_k) is a nonnegative martingale
-// starting at 1: each label multiplies one factor by a one-step likelihood ratio whose
-// conditional mean given the past is 1, whichever stratum the past chose. Under H0 the true
+// true counts (U_0, ..., U_{s-1}) the product prod_k PPR_k(U_k) is a test supermartingale
+// (nonnegative, starting at 1): each label multiplies one factor by a one-step ratio whose
+// conditional mean given the past is at most 1 (1 while both outcomes are possible in that
+// stratum), whichever stratum the past chose. Under H0 the true
 // counts are one of the allocations u with sum_k u_k >= U*, so
 //     E_t = min_{u: sum_k u_k >= U*, 0 <= u_k <= N_k} prod_k PPR_k(u_k) <= prod_k PPR_k(U_k),
 // and by Ville's inequality Pr[exists t: E_t >= 1/delta] <= delta. p_t = 1 / max(1, max_s E_s)
