@@ -84,6 +84,9 @@ struct SequentialSelectionOptions {
   // <curation/sequential_selection.hpp>): of every H_j in the uniform order, of H_1 in the
   // stratified one; those anytime tests run at delta (1 - w). 0 <= w < 1; 0: anytime alone.
   double cap_test_share = 0.2;
+  // The fewest trajectories the uncertified fallback keeps (capped at the pool size), as the
+  // fixed-n walk's CalibratedSelectionOptions::minimum_selection.
+  std::int64_t minimum_selection = 50;
 };
 
 // `--stop auto`: the stall rule with this many labels, plus early refusal.
@@ -140,6 +143,7 @@ inline void check_options(std::string_view fn, std::int64_t N,
     detail::invalid(fn, "cap_test_share", detail::show(o.cap_test_share), "must lie in [0, 1)");
   detail::require_closed_unit(fn, "refusal_rate", o.refusal_rate);
   detail::require_closed_unit(fn, "stall_rate", o.stall_rate);
+  ltt::detail::require_count(fn, "minimum_selection", o.minimum_selection);
   if (o.stall_labels && *o.stall_labels < 1)
     detail::invalid(fn, "stall_labels", detail::show(*o.stall_labels), "must be at least 1");
 }

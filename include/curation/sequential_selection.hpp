@@ -49,11 +49,17 @@
 // that early refusal or a stall ends might have certified more later: that loses power, never
 // validity.)
 //
-// A refusal here has no uncertified fallback: the fixed-n fallback's Clopper-Pearson bound
-// assumes a fixed sample size, which an optionally stopped sample does not have.
+// A refusal returns an uncertified fallback (sequential_fallback), the fixed-n walk's kind: the
+// top K of the pool by score, K a lower confidence bound on the number of safe trajectories.
+// The fixed-n fallback's Clopper-Pearson bound assumes a sample size fixed in advance, so here
+// K comes from the anytime upper confidence bound on the unsafe count
+// (ltt::anytime_unsafe_upper_bound, uniform prior) of the trajectories the labels were drawn
+// from: S_1 in the stratified order (while nothing is certified every label lands there), the
+// pool in the uniform order. It holds with probability at least 1 - delta at any stopping time.
 
 #include <curation/detail/check.hpp>
 #include <curation/label_order.hpp>
+#include <curation/selection.hpp>
 #include <curation/sequential_options.hpp>
 #include <curation/threshold_grid.hpp>
 #include <ltt/bounds.hpp>
@@ -96,6 +102,43 @@ struct SequentialStep {
   std::optional<std::int64_t> certified_after;  // labels used when it was first rejected
 };
 
+// The uncertified fallback of a sequential refusal: the labels so far were drawn uniformly
+// without replacement (in a stopping-time-dependent number) from `population` trajectories;
+// unsafe_upper bounds their unsafe count at level delta at any stopping time, so safe_lower
+// bounds the pool's safe trajectories (those of S_1 are the pool's), and the fallback keeps
+// the top K of the pool by score, as the fixed-n walk's does with its Clopper-Pearson bound.
+struct SequentialFallback {
+  std::int64_t population = 0;         // S_1's size (stratified order) or the pool's (uniform)
+  std::int64_t labels = 0;             // labels drawn from it
+  std::int64_t safe_labels = 0;        // of those, safe
+  std::int64_t unsafe_upper = 0;       // ltt::anytime_unsafe_upper_bound at level delta
+  std::int64_t safe_lower = 0;         // population - unsafe_upper
+  std::int64_t minimum_selection = 0;  // as requested
+  std::int64_t count = 0;              // K = max(min(minimum_selection, N), safe_lower)
+};
+
+// The fallback from the labels drawn from `population` trajectories, in draw order, at level
+// delta; K as in uncertified_fallback (<curation/calibrated_selection.hpp>) with the anytime
+// bound in place of Clopper-Pearson's.
+inline SequentialFallback sequential_fallback(std::int64_t pool_size, std::int64_t population,
+                                              std::span<const std::uint8_t> labels, double delta,
+                                              std::int64_t minimum_selection) {
+  constexpr std::string_view fn = "ltt::curation::sequential_fallback";
+  ltt::detail::require_count(fn, "pool_size", pool_size);
+  ltt::detail::require_at_most(fn, "population", population, "pool_size", pool_size);
+  ltt::detail::require_count(fn, "minimum_selection", minimum_selection);
+  SequentialFallback f;
+  f.population = population;
+  f.labels = detail::ssize(labels.size());
+  f.safe_labels = f.labels - std::count(labels.begin(), labels.end(), std::uint8_t{1});
+  f.unsafe_upper =
+      ltt::anytime_unsafe_upper_bound(labels, population, delta, ltt::BetaBinomialPrior{1.0, 1.0});
+  f.safe_lower = population - f.unsafe_upper;
+  f.minimum_selection = minimum_selection;
+  f.count = std::max(std::min(minimum_selection, pool_size), f.safe_lower);
+  return f;
+}
+
 struct SequentialCertificate {
   LabelOrder order = LabelOrder::stratified;
   double alpha = 0.0;
@@ -114,9 +157,11 @@ struct SequentialCertificate {
 
   bool certified = false;
   std::optional<std::int64_t> certified_step;  // deepest certified grid step
-  double threshold = 0.0;                      // its lambda (0 when refused)
-  double quantile = 0.0;                       // its q
-  std::int64_t selection_size = 0;             // its N_j (0 when refused)
+  bool fallback = false;                       // == !certified
+  std::optional<SequentialFallback> fallback_record;
+  double threshold = 0.0;           // certified lambda_j, or the fallback's K-th score
+  double quantile = 0.0;            // certified: q_j; fallback: 1 - K / N
+  std::int64_t selection_size = 0;  // |S(threshold)|, ties included
 };
 
 namespace detail::sequential {
@@ -194,6 +239,7 @@ class SequentialWalk {
       detail::invalid(fn, "target_step", detail::show(*options_.target_step),
                       "must be a grid step in [0, " + detail::show(J) + ")");
     open_certificate(N, J);
+    scores_.assign(scores.begin(), scores.end());
     queue_.emplace(detail::sequential::strata_of(scores, grid_), J, options_.order, seed);
     if (stratified()) {
       std::vector<std::int64_t> sizes;
@@ -226,6 +272,7 @@ class SequentialWalk {
                       "must be the next position of the label order, " + detail::show(*next) +
                           " (the order is fixed before labeling for the guarantee)");
     queue_->take(position);
+    sequence_.push_back(unsafe);
     c_.labels_used += 1;
     c_.unsafe_labels += unsafe;
     update_pvalues(queue_->stratum_of(position), unsafe);
@@ -258,6 +305,17 @@ class SequentialWalk {
       c.threshold = step.lambda;
       c.quantile = step.quantile;
       c.selection_size = step.N;
+    } else {
+      // Nothing certified: in the stratified order every label so far came from S_1.
+      c.fallback = true;
+      c.fallback_record =
+          sequential_fallback(c.pool_size, stratified() ? c.steps[0].N : c.pool_size, sequence_,
+                              options_.delta, options_.minimum_selection);
+      const std::int64_t K = c.fallback_record->count;
+      c.threshold = top_count_threshold(scores_, K);
+      c.quantile = 1.0 - static_cast<double>(K) / static_cast<double>(c.pool_size);
+      c.selection_size =
+          std::count_if(scores_.begin(), scores_.end(), [&](double g) { return g >= c.threshold; });
     }
     return c;
   }
@@ -415,6 +473,8 @@ class SequentialWalk {
   }
 
   SequentialSelectionOptions options_;
+  std::vector<double> scores_;          // for the fallback's K-th score
+  std::vector<std::uint8_t> sequence_;  // every label so far, in order (the fallback's)
   ThresholdGrid grid_;
   SequentialCertificate c_;
   std::optional<LabelQueue> queue_;

@@ -275,4 +275,45 @@ inline double sequential_composition_pvalue(std::span<const std::uint8_t> labels
   return p.pvalue();
 }
 
+// The anytime upper confidence bound on the unsafe count U of a selection of N_sel from its
+// labels in draw order (0 safe, 1 unsafe; each a uniform draw without replacement): b - 1 for
+// the smallest b above the unsafe labels at which H0: U >= b is rejected at level delta by the
+// anytime p-value above (prior `prior`), found by binary search; N_sel if none is. Pr[exists t: U >
+// bound_t] <= delta under every U, so the bound holds at any stopping time: U > bound_t needs some
+// b <= U rejected, and min_{u >= b} PPR_s(u) <= PPR_s(U), whose crossing of 1/delta has probability
+// at most delta (Ville). That holds for whichever rejected b is reported, so the binary search over
+// b (the exact p-value is nonincreasing in b) needs no exact monotonicity of the rounded one. O(t
+// log N_sel).
+inline std::int64_t anytime_unsafe_upper_bound(std::span<const std::uint8_t> labels,
+                                               std::int64_t N_sel, double delta,
+                                               BetaMixturePrior prior = {}) {
+  constexpr std::string_view fn = "ltt::anytime_unsafe_upper_bound";
+  detail::require_open_unit(fn, "delta", delta);
+  detail::require_count(fn, "N_sel", N_sel);
+  if (N_sel < 1) detail::invalid(fn, "N_sel", detail::show(N_sel), "must be at least 1");
+  detail::require_at_most(fn, "labels.size()", static_cast<std::int64_t>(labels.size()), "N_sel",
+                          N_sel);
+  std::int64_t unsafe = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] > 1)
+      detail::invalid(fn, "labels[" + std::to_string(i) + "]",
+                      detail::show(std::int64_t{labels[i]}), "must be 0 or 1");
+    unsafe += labels[i];
+  }
+  const auto rejected = [&](std::int64_t b) {
+    SequentialCompositionPvalue p(N_sel, b, prior);
+    for (const std::uint8_t x : labels) p.update(x != 0);
+    return p.pvalue() <= delta;
+  };
+  // H0: U >= b with b <= unsafe is true of the labels themselves: never rejected.
+  std::int64_t lo = unsafe, hi = N_sel + 1;  // b = lo not rejected; b = hi stands for "none"
+  if (unsafe == N_sel || !rejected(N_sel)) return N_sel;
+  hi = N_sel;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (rejected(mid) ? hi : lo) = mid;
+  }
+  return hi - 1;
+}
+
 }  // namespace ltt

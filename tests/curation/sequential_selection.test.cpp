@@ -473,22 +473,84 @@ TEST_CASE("sequential_selection: early refusal on pools with margin <= -0.10 (Mo
         options.order = order;
         options.label_cap = n;
         cur::apply_stop_rule(rule, options);
-        std::int64_t labels = 0, certified = 0;
-        std::vector<std::int64_t> used;
+        // the fallback's bound, at the stopping time, on the unsafe count of what the labels
+        // were drawn from: S_1 (stratified) or the pool (uniform)
+        const std::int64_t N1 = cur::threshold_grid(pool.scores).selection_size[0];
+        const std::int64_t population_unsafe = std::count(
+            pool.unsafe.begin(),
+            order == cur::LabelOrder::stratified ? pool.unsafe.begin() + N1 : pool.unsafe.end(),
+            std::uint8_t{1});
+        std::int64_t labels = 0, certified = 0, refused = 0, uncovered = 0;
         for (std::int64_t r = 0; r < reps; ++r) {
           const auto c = cur::sequential_selection(pool.scores, pool.unsafe,
                                                    9000 + static_cast<std::uint64_t>(r), options);
           labels += c.labels_used;
           certified += c.certified;
+          if (c.certified) continue;
+          ++refused;
+          uncovered += population_unsafe > c.fallback_record->unsafe_upper;
         }
         const double mean = static_cast<double>(labels) / reps;
         MESSAGE("margin " << margin << ", --stop " << rule << ", " << cur::label_order_name(order)
                           << " order: mean labels " << mean << " of " << n << ", certified "
-                          << certified << "/" << reps);
+                          << certified << "/" << reps << "; fallback bound below the truth in "
+                          << uncovered << "/" << refused << " refusals");
         CHECK(ltt::clopper_pearson_lower(certified, reps, 1e-3) <= 0.1);  // false, all of them
         CHECK(ltt_test::mean_at_most(mean, reps, full_reps, n, 0.6 * n));
+        CHECK(ltt::clopper_pearson_lower(uncovered, refused, 1e-3) <= 0.1);
       }
   }
+}
+
+TEST_CASE("sequential_selection: a refusal returns the uncertified fallback and its bound") {
+  // S_1 45% unsafe: refused under early refusal in both orders
+  const Pool pool = make_pool(2000, 0.45, 0.5);
+  const std::int64_t N = 2000, N1 = cur::threshold_grid(pool.scores).selection_size[0];
+  for (const cur::LabelOrder order : {cur::LabelOrder::stratified, cur::LabelOrder::uniform}) {
+    cur::SequentialSelectionOptions options;
+    options.order = order;
+    cur::apply_stop_rule("early-refusal", options);
+    options.minimum_selection = 40;
+    const cur::SequentialCertificate c =
+        cur::sequential_selection(pool.scores, pool.unsafe, 5, options);
+    REQUIRE_FALSE(c.certified);
+    CHECK(c.reason == cur::StoppingReason::early_refusal);
+    REQUIRE(c.fallback);
+    REQUIRE(c.fallback_record);
+    const cur::SequentialFallback& f = *c.fallback_record;
+    // the labels the walk read, recomputed from the seeded permutation: S_1's members in
+    // order (stratified, nothing certified) or the permutation from the top (uniform)
+    std::vector<std::uint8_t> labels;
+    for (const std::int64_t position : cur::draw_label_order(N, N, 5)) {
+      if (static_cast<std::int64_t>(labels.size()) == c.labels_used) break;
+      if (order == cur::LabelOrder::stratified && position >= N1) continue;  // scores N - i
+      labels.push_back(pool.unsafe[static_cast<std::size_t>(position)]);
+    }
+    const std::int64_t population = order == cur::LabelOrder::stratified ? N1 : N;
+    CHECK(f.population == population);
+    CHECK(f.labels == c.labels_used);
+    CHECK(f.safe_labels == c.labels_used - c.unsafe_labels);
+    CHECK(f.unsafe_upper == ltt::anytime_unsafe_upper_bound(labels, population, options.delta));
+    CHECK(f.unsafe_upper >= c.unsafe_labels);
+    CHECK(f.safe_lower == population - f.unsafe_upper);
+    CHECK(f.minimum_selection == 40);
+    CHECK(f.count == std::max<std::int64_t>(40, f.safe_lower));
+    // the top K by score (all scores distinct): threshold the K-th largest
+    CHECK(c.threshold == static_cast<double>(N - f.count + 1));
+    CHECK(c.selection_size == f.count);
+    CHECK(c.quantile == doctest::Approx(1.0 - static_cast<double>(f.count) / N));
+    MESSAGE(cur::label_order_name(order)
+            << ": refused after " << c.labels_used << " labels (" << c.unsafe_labels
+            << " unsafe); unsafe count of the " << population << " at most " << f.unsafe_upper
+            << ", K = " << f.count);
+  }
+  // certified: no fallback
+  cur::SequentialSelectionOptions options;
+  const cur::SequentialCertificate c = cur::sequential_selection(
+      make_pool(2000, 0.0, 0.05).scores, make_pool(2000, 0.0, 0.05).unsafe, 5, options);
+  CHECK(c.certified);
+  CHECK_FALSE(c.fallback);
+  CHECK_FALSE(c.fallback_record);
 }
 
 TEST_CASE("sequential_selection: argument checking names the parameter") {
@@ -531,3 +593,4 @@ TEST_CASE("sequential_selection: argument checking names the parameter") {
   check_throws_naming([] { (void)cur::parse_label_order("sorted"); }, "order");
   check_throws_naming([] { cur::draw_label_order(10, 11, 1); }, "count");
 }
+

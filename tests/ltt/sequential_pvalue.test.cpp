@@ -276,6 +276,68 @@ TEST_CASE("sequential_pvalue: rounding bound holds after 200,000 labels (__float
   CHECK(worst_gap <= 1e-7L);
 }
 
+// The bound against its definition: b - 1 for the smallest b above the unsafe labels whose
+// anytime p-value (brute force, uniform prior) is at most delta. Near-ties at delta are
+// allowed to go either way by a relative 1e-9.
+TEST_CASE("sequential_pvalue: anytime_unsafe_upper_bound agrees with the definition") {
+  const ltt::BetaMixturePrior uniform{ltt::BetaBinomialPrior{1.0, 1.0}};
+  std::mt19937_64 rng(2401);
+  std::int64_t compared = 0;
+  for (const std::int64_t N : {1, 7, 18, 25}) {
+    for (int order = 0; order < 6; ++order) {
+      const std::int64_t U = ltt::curation::detail::uniform_below(rng, N + 1);
+      std::vector<int> population(static_cast<std::size_t>(N), 0);
+      std::fill(population.begin(), population.begin() + U, 1);
+      std::shuffle(population.begin(), population.end(), rng);
+      for (const std::int64_t t : {std::int64_t{0}, N / 3, N}) {
+        const std::vector<int> seen(population.begin(), population.begin() + t);
+        const std::vector<std::uint8_t> labels(seen.begin(), seen.end());
+        const std::int64_t k = std::count(seen.begin(), seen.end(), 1);
+        for (const double delta : {0.05, 0.2}) {
+          const auto smallest = [&](double level) {
+            for (std::int64_t b = k + 1; b <= N; ++b)
+              if (!seen.empty() && brute_force_pvalues(N, b, seen, uniform).back() <= level)
+                return b - 1;
+            return N;
+          };
+          const std::int64_t bound = ltt::anytime_unsafe_upper_bound(labels, N, delta, uniform);
+          CHECK(bound >= smallest(delta * (1.0 - 1e-9)));  // never tighter than the definition
+          CHECK(bound <= smallest(delta * (1.0 + 1e-9)));
+          CHECK(bound >= k);
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared == 4 * 6 * 3 * 2);
+}
+
+// Pr[exists t: U > bound_t] <= delta: the bound after every label of complete
+// without-replacement orders (seed 2402), the test failing if the 99.9% Clopper-Pearson lower
+// bound of the crossing rate exceeds delta.
+TEST_CASE("sequential_pvalue: anytime_unsafe_upper_bound covers at every t (Monte Carlo)") {
+  const std::int64_t N = 60, orders = ltt_test::monte_carlo_draws(400);
+  const double delta = 0.1;
+  std::mt19937_64 rng(2402);
+  for (const std::int64_t U : {6, 30}) {
+    std::vector<std::uint8_t> population(static_cast<std::size_t>(N), 0);
+    std::fill(population.begin(), population.begin() + U, std::uint8_t{1});
+    std::int64_t crossed = 0;
+    for (std::int64_t r = 0; r < orders; ++r) {
+      std::shuffle(population.begin(), population.end(), rng);
+      for (std::int64_t t = 1; t <= N; ++t)
+        if (ltt::anytime_unsafe_upper_bound(
+                std::span(population).first(static_cast<std::size_t>(t)), N, delta) < U) {
+          ++crossed;
+          break;
+        }
+    }
+    MESSAGE("N = " << N << ", U = " << U << ": bound below U at some t in " << crossed << " of "
+                   << orders);
+    CHECK(ltt::clopper_pearson_lower(crossed, orders, 1e-3) <= delta);
+  }
+}
+
 TEST_CASE("sequential_pvalue: argument checking names the parameter") {
   check_throws_naming([] { ltt::SequentialCompositionPvalue(0, 1); }, "N_sel");
   check_throws_naming([] { ltt::SequentialCompositionPvalue(10, 0); }, "null_boundary");
