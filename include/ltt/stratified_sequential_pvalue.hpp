@@ -101,7 +101,27 @@ class StratifiedCompositionEvidence {
   // log E_t over the first `strata` strata for H0: sum U_k >= null_boundary, less its rounding
   // bound; at most 0 when some allocation has every PPR_k <= 1, +infinity when none fits.
   long double log_evidence(std::size_t strata, std::int64_t null_boundary) const {
-    constexpr std::string_view fn = "ltt::StratifiedCompositionEvidence::log_evidence";
+    return minimum("ltt::StratifiedCompositionEvidence::log_evidence", strata, null_boundary, true);
+  }
+
+  // The same minimum without the floor at 0: log min_u prod_k PPR_k(u_k), less its rounding
+  // bound, negative when some allocation has every PPR_k below 1 (an evidence below 1, which
+  // the fixed tail of <curation/sequential_selection.hpp> needs as it is). +infinity when no
+  // allocation fits.
+  long double log_minimum(std::size_t strata, std::int64_t null_boundary) const {
+    return minimum("ltt::StratifiedCompositionEvidence::log_minimum", strata, null_boundary, false);
+  }
+
+  std::size_t strata() const { return strata_.size(); }
+  std::int64_t size(std::size_t k) const { return strata_.at(k).N; }
+  std::int64_t labels(std::size_t k) const { return strata_.at(k).t; }
+  std::int64_t unsafe(std::size_t k) const { return strata_.at(k).x; }
+
+ private:
+  // Where every stratum sits at its maximiser u^_k and the sum already reaches the boundary,
+  // that allocation is the minimum: each PPR_k is at its own least there.
+  long double minimum(std::string_view fn, std::size_t strata, std::int64_t null_boundary,
+                      bool floor_at_zero) const {
     if (strata < 1 || strata > strata_.size())
       detail::invalid(
           fn, "strata", detail::show(static_cast<std::int64_t>(strata)),
@@ -116,23 +136,20 @@ class StratifiedCompositionEvidence {
       most += strata_[k].N - (strata_[k].t - strata_[k].x);
     }
     if (most < null_boundary) return HUGE_VALL;
-    if (total >= null_boundary) return 0.0L;
+    if (floor_at_zero && total >= null_boundary) return 0.0L;
     long double log_value = 0.0L, error = 0.0L;
     for (std::size_t k = 0; k < strata; ++k) {
       const Stratum& s = strata_[k];
+      if (s.t == 0) continue;  // L_k = 1 and m_k = 1 at u^_k: a factor 1
       detail::add_rounded(log_value, error, log_mixture(s, error));
       detail::add_rounded(log_value, error, -log_likelihood(s, u[k], error));
     }
-    raise_to_boundary(strata, null_boundary - total, u, log_value, error);
-    return std::max(0.0L, detail::less_bound(log_value, error));
+    if (total < null_boundary)
+      raise_to_boundary(strata, null_boundary - total, u, log_value, error);
+    const long double value = detail::less_bound(log_value, error);
+    return floor_at_zero ? std::max(0.0L, value) : value;
   }
 
-  std::size_t strata() const { return strata_.size(); }
-  std::int64_t size(std::size_t k) const { return strata_.at(k).N; }
-  std::int64_t labels(std::size_t k) const { return strata_.at(k).t; }
-  std::int64_t unsafe(std::size_t k) const { return strata_.at(k).x; }
-
- private:
   struct Stratum {
     std::int64_t N, t, x;
     std::vector<long double> log_m, error_m;  // log(w_i) + log Polya-urn probability, bounds
