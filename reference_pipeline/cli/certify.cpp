@@ -104,12 +104,12 @@ void read_output_flags(const Arguments& args, Inputs& in) {
 
 // --sequential: what it takes instead of --draw, --gate and the fallback, and its own flags.
 SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
-  for (const std::string_view flag : {"draw", "budget", "gate", "kappa", "override-gate",
-                                      "min-selection", "drop-unsafe-calibration"})
+  for (const std::string_view flag :
+       {"draw", "budget", "gate", "kappa", "override-gate", "drop-unsafe-calibration"})
     if (args.given(flag))
       throw BadInput(cat("--", flag,
                          " does not apply to --sequential (labels in the order of "
-                         "`ltt draw --sequential`; no gate, no fallback)"));
+                         "`ltt draw --sequential`; no gate)"));
   SequentialRequest r;
   r.interactive = args.flag("interactive");
   if (args.has("labels")) in.labels_file = args.text("labels");
@@ -131,6 +131,7 @@ SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
   r.options.alpha = fixed.alpha;
   r.options.delta = fixed.delta;
   r.options.quantiles = fixed.quantiles;
+  r.options.minimum_selection = fixed.minimum_selection;
   return r;
 }
 

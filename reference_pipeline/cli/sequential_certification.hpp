@@ -17,8 +17,8 @@
 //
 // The certificate is valid whenever the labeling stops (every stop rule is a stopping time),
 // so a run before any rule fires reports the certificate so far; its selection is S(lambda)
-// of the deepest certified step, empty while nothing is certified (a sequential refusal has
-// no uncertified fallback).
+// of the deepest certified step, or while nothing is certified the uncertified fallback's top
+// K (curation::sequential_fallback: K from an anytime bound, valid at any stopping time).
 
 #include <unistd.h>
 
@@ -180,15 +180,11 @@ inline void run_interactive(SequentialRun& run, const PoolFile& pool, std::istre
   err << "stopped: " << cur::stopping_reason_name(*run.reason()) << "\n";
 }
 
-// The selection the certificate describes: S(lambda) of the deepest certified step, pool
-// positions ascending; empty while nothing is certified.
+// The selection the certificate describes: S(lambda) of the deepest certified step, or the
+// uncertified fallback's S(threshold), pool positions ascending.
 inline std::vector<std::int64_t> sequential_selected(std::span<const double> scores,
                                                      const cur::SequentialCertificate& c) {
-  std::vector<std::int64_t> selected;
-  if (!c.certified) return selected;
-  for (std::size_t i = 0; i < scores.size(); ++i)
-    if (scores[i] >= c.threshold) selected.push_back(static_cast<std::int64_t>(i));
-  return selected;
+  return cur::selection_at(scores, c.threshold);
 }
 
 // An id as `ltt draw --json` writes it: a number when every id of the pool is an integer.
@@ -224,7 +220,8 @@ inline void write_sequential_json(JsonWriter& json, const SequentialRun& run,
   json.field("labels", in.labels_file)
       .field("interactive", request.interactive)
       .field("seed", in.seed)
-      .field("n", request.options.label_cap);
+      .field("n", request.options.label_cap)
+      .field("min_selection", request.options.minimum_selection);
   JsonFields{json}("grid", request.options.quantiles);
   json.end_object().end_object();
 }
@@ -254,6 +251,21 @@ inline std::string planned_list(const SequentialRun& run, const PoolFile& pool) 
   for (const std::int64_t position : run.planned(planned_ids))
     text += cat(text.empty() ? "" : ", ", pool.id_of(position));
   return text;
+}
+
+// Refused so far: the uncertified fallback and the bound it rests on.
+inline void write_sequential_fallback(std::ostream& out, const cur::SequentialCertificate& c) {
+  const cur::SequentialFallback& f = *c.fallback_record;
+  out << "nothing certified (p_1 = " << brief(c.steps.front().p)
+      << " > delta = " << shortest(c.delta) << ")\n"
+      << "uncertified fallback: the top K = " << f.count << " of " << c.pool_size << " by score ("
+      << c.selection_size << " with ties at threshold " << brief(c.threshold) << ")\n"
+      << "  K = max(min(" << f.minimum_selection << ", N), " << f.population << " - "
+      << f.unsafe_upper << "): " << f.unsafe_upper << " bounds the unsafe count of the "
+      << f.population
+      << (c.order == cur::LabelOrder::stratified ? " trajectories of S_1" : " of the pool")
+      << " at level delta, at any stopping time (anytime bound; " << f.safe_labels << " of "
+      << f.labels << " labels safe)\n";
 }
 
 inline void write_sequential_summary(std::ostream& out, const SequentialRun& run,
@@ -288,7 +300,7 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
            "alpha = "
         << shortest(c.alpha) << " of S(lambda) unsafe] <= delta = " << shortest(c.delta) << "\n";
   else
-    out << "nothing certified (a sequential refusal has no uncertified fallback)\n";
+    write_sequential_fallback(out, c);
   write_files_summary(out, in, selection, static_cast<std::int64_t>(selection.written.size()),
                       dataset);
   if (in.record_file)

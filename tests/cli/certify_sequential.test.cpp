@@ -242,6 +242,39 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[5]) + " next (label 6") !=
         std::string::npos);
 
+  // Nothing certified yet: the uncertified fallback, as the library's walk gives it after the
+  // same five labels, with --min-selection as its floor; the selection file holds it.
+  cur::SequentialSelectionOptions o;
+  cur::apply_stop_rule("cap", o);
+  o.minimum_selection = 7;
+  cur::SequentialWalk walk(p.score, o, seed);
+  for (std::size_t t = 0; t < 5; ++t)
+    walk.add_label(p.order[t], p.unsafe[static_cast<std::size_t>(p.order[t])] != 0);
+  const cur::SequentialCertificate fallback = walk.certificate();
+  REQUIRE(fallback.fallback_record);
+  const std::string sel_file = (scratch_dir() / "fallback_selection.csv").string();
+  const Result refused = run_ltt(certify_sequential_args("--labels '" + five +
+                                                         "' --stop cap --min-selection 7 --json "
+                                                         "--selection '" +
+                                                         sel_file + "'"));
+  REQUIRE_MESSAGE(refused.code == 0, refused.err);
+  const auto refused_json = json_object(refused.out);
+  CHECK(refused_json.at("fallback") == "true");
+  CHECK(refused_json.at("selection_size") == std::to_string(fallback.selection_size));
+  CHECK(json_query(refused.out, "d['fallback_record']['count']") ==
+        std::to_string(fallback.fallback_record->count));
+  CHECK(json_query(refused.out, "d['fallback_record']['unsafe_upper']") ==
+        std::to_string(fallback.fallback_record->unsafe_upper));
+  CHECK(json_query(refused.out, "d['fallback_record']['minimum_selection']") == "7");
+  CHECK(json_query(refused.out, "d['inputs']['min_selection']") == "7");
+  CHECK(lines(slurp(sel_file)) == fallback.selection_size);
+  const Result refused_text =
+      run_ltt(certify_sequential_args("--labels '" + five + "' --stop cap --min-selection 7"));
+  REQUIRE(refused_text.code == 0);
+  CHECK(refused_text.out.find("uncertified fallback: the top K = " +
+                              std::to_string(fallback.fallback_record->count)) !=
+        std::string::npos);
+
   // Labels past the stop are not used: the walk says where it stopped.
   const cur::SequentialCertificate want = library_walk("target:0", 200);
   const Result past = run_ltt(certify_sequential_args(
