@@ -90,6 +90,10 @@ void fields(const SequentialStep& s, Visit&& visit) {
   visit("k", s.k);
   visit("p_anytime", s.p_anytime);
   visit("p_cap", s.p_cap);
+  visit("known_m", s.known_m);
+  visit("known_k", s.known_k);
+  visit("switch_evidence", s.switch_evidence);
+  visit("p_tail", s.p_tail);
   visit("p", s.p);
   visit("rejected", s.rejected);
   visit("certified_after", s.certified_after);
@@ -133,6 +137,8 @@ void fields(const StoppedCertificate& s, Visit&& visit) {
   visit("fallback_record", c.fallback_record);
   visit("labels_used", c.labels_used);
   visit("unsafe_labels", c.unsafe_labels);
+  visit("tail_from", c.tail_from);
+  visit("tail_size", c.tail_size);
   visit("stop", s.stop);
   visit("order", label_order_name(c.order));
   visit("stopped", s.reason.has_value());

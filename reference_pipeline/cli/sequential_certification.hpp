@@ -230,14 +230,15 @@ inline void write_sequential_json(JsonWriter& json, const SequentialRun& run,
 inline void write_sequential_steps(std::ostream& out, const cur::SequentialCertificate& c) {
   out << cell("step", 4) << cell("quantile", 10) << cell("lambda", 14) << cell("N", 12)
       << cell("U*", 12) << cell("m", 7) << cell("k", 7) << cell("p_anytime", 14)
-      << cell("p_cap", 14) << cell("p", 14) << "  certified after\n";
+      << cell("p_cap", 14) << cell("p_tail", 14) << cell("p", 14) << "  certified after\n";
   for (std::size_t j = 0; j < c.steps.size(); ++j) {
     const cur::SequentialStep& s = c.steps[j];
     out << cell(std::to_string(j + 1), 4) << cell(shortest(s.quantile), 10)
         << cell(brief(s.lambda), 14) << cell(std::to_string(s.N), 12)
         << cell(std::to_string(s.null_boundary), 12) << cell(std::to_string(s.m), 7)
         << cell(std::to_string(s.k), 7) << cell(brief(s.p_anytime), 14)
-        << cell(s.p_cap ? brief(*s.p_cap) : std::string("-"), 14) << cell(brief(s.p), 14) << "  "
+        << cell(s.p_cap ? brief(*s.p_cap) : std::string("-"), 14)
+        << cell(s.p_tail ? brief(*s.p_tail) : std::string("-"), 14) << cell(brief(s.p), 14) << "  "
         << (s.certified_after ? cat(std::to_string(*s.certified_after), " labels")
                               : std::string("not rejected"))
         << "\n";
@@ -280,6 +281,10 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
       << " distinct thresholds\n"
       << walk_state(c) << "\n\n";
   write_sequential_steps(out, c);
+  if (c.tail_from)
+    out << "fixed tail from label " << *c.tail_from + 1 << ": " << c.tail_size
+        << " labels drawn uniformly from the unlabeled part of the grid's largest selection, "
+           "each uncertified step tested at the tail's end (p_tail)\n";
   if (const auto reason = run.reason())
     out << "stopped by " << cur::stopping_reason_name(*reason) << " after " << c.labels_used
         << " labels\n";
