@@ -27,13 +27,19 @@ inline void spread(std::vector<std::uint8_t>& unsafe, std::int64_t from, std::in
     unsafe[static_cast<std::size_t>(from + i)] = (i + 1) * bad / count > i * bad / count;
 }
 
-inline GradedPool make_graded_pool(std::int64_t N, double u1, double u_rest) {
-  const std::int64_t N1 = N - ltt::curation::quantile_rank(0.85, N);
+// N trajectories ranked by score (score N - i for rank i), none unsafe yet.
+inline GradedPool ranked_pool(std::int64_t N) {
   GradedPool p;
   p.scores.resize(static_cast<std::size_t>(N));
   p.unsafe.assign(static_cast<std::size_t>(N), 0);
   for (std::int64_t i = 0; i < N; ++i)
     p.scores[static_cast<std::size_t>(i)] = static_cast<double>(N - i);
+  return p;
+}
+
+inline GradedPool make_graded_pool(std::int64_t N, double u1, double u_rest) {
+  const std::int64_t N1 = N - ltt::curation::quantile_rank(0.85, N);
+  GradedPool p = ranked_pool(N);
   spread(p.unsafe, 0, N1, std::llround(u1 * static_cast<double>(N1)));
   spread(p.unsafe, N1, N - N1, std::llround(u_rest * static_cast<double>(N - N1)));
   return p;
@@ -46,11 +52,7 @@ inline GradedPool make_graded_pool(std::int64_t N, double u1, double u_rest) {
 inline GradedPool make_degrading_pool(std::int64_t N, double u_top, double top_share,
                                       double u_rest) {
   const std::int64_t top = std::llround(top_share * static_cast<double>(N));
-  GradedPool p;
-  p.scores.resize(static_cast<std::size_t>(N));
-  p.unsafe.assign(static_cast<std::size_t>(N), 0);
-  for (std::int64_t i = 0; i < N; ++i)
-    p.scores[static_cast<std::size_t>(i)] = static_cast<double>(N - i);
+  GradedPool p = ranked_pool(N);
   spread(p.unsafe, 0, top, std::llround(u_top * static_cast<double>(top)));
   spread(p.unsafe, top, N - top, std::llround(u_rest * static_cast<double>(N - top)));
   return p;
@@ -80,13 +82,11 @@ inline constexpr DegradingCase degrading_family[] = {
 // Each stratum's count spread evenly. Feasible when each stratum can hold its count.
 inline GradedPool make_boundary_pool(std::int64_t N, std::int64_t clean, double u_top, double over,
                                      double alpha) {
-  GradedPool p;
-  p.scores.resize(static_cast<std::size_t>(N));
-  p.unsafe.assign(static_cast<std::size_t>(N), 0);
-  for (std::int64_t i = 0; i < N; ++i)
-    p.scores[static_cast<std::size_t>(i)] = static_cast<double>(N - i);
+  GradedPool p = ranked_pool(N);
   const ltt::curation::ThresholdGrid grid = ltt::curation::threshold_grid(p.scores);
-  const auto size = [&](std::int64_t j) { return grid.selection_size[static_cast<std::size_t>(j)]; };
+  const auto size = [&](std::int64_t j) {
+    return grid.selection_size[static_cast<std::size_t>(j)];
+  };
   const std::int64_t top = size(clean - 1);
   std::int64_t unsafe = std::llround(u_top * static_cast<double>(top));
   spread(p.unsafe, 0, top, unsafe);
