@@ -109,8 +109,9 @@ inline constexpr std::int64_t auto_stall_labels = 20;
 //   target:J       also stop once grid step J (0-based, as certified_step) is certified
 //   stall:L        also the stall rule with L labels
 //   early-refusal  also early refusal
-//   auto           stall:20 and early refusal, with the fixed tail where the stall would stop
-//                  while the forecast still says the next step can be certified (the default)
+//   auto           stall:20 and early refusal, and the fixed tail (stratified order): where the
+//                  stall rule looks, a walk whose next step an exact test could still certify
+//                  switches to it (the default)
 inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& options) {
   constexpr std::string_view fn = "ltt::curation::apply_stop_rule";
   const auto count_after = [&](std::string_view prefix) -> std::optional<std::int64_t> {

@@ -26,7 +26,8 @@
 // cap's labels in S_j, given m_j a uniform draw from it; stratified order: H_1 only, in a run
 // that reaches the cap with nothing certified, all label_cap labels drawn from S_1), so
 // Pr[either rejects a true H_j] <= delta (1 - w) + delta w = delta (a union bound). The
-// stratified order's deeper H_j have no cap test and spend all of delta on the anytime one.
+// stratified order's deeper H_j have no cap test and spend all of delta on the anytime one
+// (with the fixed tail below: delta (1 - tail_share)).
 // w = cap_test_share, 0.2 by default; the prior is sequential_default_prior.
 //
 // The fixed tail (options.fixed_tail, set by `auto`; stratified order; docs/sequential.md,
