@@ -484,7 +484,9 @@ class SequentialWalk {
       step.known_k = step.k;
       const long double log_e =
           strata_->log_minimum(static_cast<std::size_t>(j + 1), step.null_boundary);
-      step.switch_evidence = static_cast<double>(std::exp(std::min(log_e, 700.0L)));
+      // exp and the cast to double may round up: take a hair less (E_j only lowers the level)
+      step.switch_evidence =
+          static_cast<double>(std::exp(std::min(log_e, 700.0L))) * (1.0 - 0x1p-50);
     }
   }
 
