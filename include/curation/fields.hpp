@@ -90,6 +90,10 @@ void fields(const SequentialStep& s, Visit&& visit) {
   visit("k", s.k);
   visit("p_anytime", s.p_anytime);
   visit("p_cap", s.p_cap);
+  visit("known_m", s.known_m);
+  visit("known_k", s.known_k);
+  visit("switch_evidence", s.switch_evidence);
+  visit("p_tail", s.p_tail);
   visit("p", s.p);
   visit("rejected", s.rejected);
   visit("certified_after", s.certified_after);
@@ -107,17 +111,34 @@ struct StoppedCertificate {
   std::optional<StoppingReason> reason;  // none: no rule has fired yet
 };
 
-// The decision first, then the labels and the stop, then what it rests on.
+template <class Visit>
+void fields(const SequentialFallback& f, Visit&& visit) {
+  visit("population", f.population);
+  visit("labels", f.labels);
+  visit("safe_labels", f.safe_labels);
+  visit("unsafe_upper", f.unsafe_upper);
+  visit("safe_lower", f.safe_lower);
+  visit("minimum_selection", f.minimum_selection);
+  visit("count", f.count);
+}
+
+// The decision first, then the labels and the stop, then what it rests on. Refused, the
+// threshold, quantile and selection are the uncertified fallback's (fallback_record).
 template <class Visit>
 void fields(const StoppedCertificate& s, Visit&& visit) {
   const SequentialCertificate& c = *s.certificate;
   visit("certified", c.certified);
   visit("certified_step", c.certified_step);
-  visit("threshold", c.certified ? std::optional(c.threshold) : std::nullopt);
-  visit("quantile", c.certified ? std::optional(c.quantile) : std::nullopt);
+  // A fallback that keeps nothing has an infinite threshold, which JSON cannot hold: none.
+  visit("threshold", std::isfinite(c.threshold) ? std::optional(c.threshold) : std::nullopt);
+  visit("quantile", c.quantile);
   visit("selection_size", c.selection_size);
+  visit("fallback", c.fallback);
+  visit("fallback_record", c.fallback_record);
   visit("labels_used", c.labels_used);
   visit("unsafe_labels", c.unsafe_labels);
+  visit("tail_from", c.tail_from);
+  visit("tail_size", c.tail_size);
   visit("stop", s.stop);
   visit("order", label_order_name(c.order));
   visit("stopped", s.reason.has_value());

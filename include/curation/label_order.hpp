@@ -50,6 +50,16 @@ inline std::vector<std::int64_t> draw_label_order(std::int64_t pool_size, std::i
   return perm;
 }
 
+// The seed of the fixed tail's permutation (LabelQueue::begin_tail), a fixed function of the
+// label order's seed (splitmix64's finaliser of seed + 1): independent of the first
+// permutation's draws for every practical purpose, and printed by nothing before the switch.
+constexpr std::uint64_t tail_seed(std::uint64_t seed) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 class LabelQueue {
  public:
   // stratum[i] in [0, strata] is pool position i's stratum (strata: the rest of the pool).
@@ -60,7 +70,8 @@ class LabelQueue {
         permutation_(draw_label_order(static_cast<std::int64_t>(stratum_.size()),
                                       static_cast<std::int64_t>(stratum_.size()), seed)),
         members_(static_cast<std::size_t>(strata)),
-        taken_(static_cast<std::size_t>(strata), 0) {
+        taken_(static_cast<std::size_t>(strata), 0),
+        labeled_(stratum_.size(), 0) {
     if (order_ == LabelOrder::uniform) return;  // reads the permutation itself
     for (const std::int64_t position : permutation_) {
       const std::int64_t k = stratum_[static_cast<std::size_t>(position)];
@@ -70,12 +81,23 @@ class LabelQueue {
 
   // The position to label next at certified depth `depth`; none when nothing is left to ask.
   std::optional<std::int64_t> next(std::int64_t depth) const {
+    if (tail_) {
+      const std::size_t i = tail_next(tail_cursor_);
+      return i < tail_permutation_.size() ? std::optional(tail_permutation_[i]) : std::nullopt;
+    }
     return next_of(depth, taken_, cursor_);
   }
 
   // The next `count` positions (fewer if the queue runs out) if the depth stays `depth`.
   std::vector<std::int64_t> planned(std::int64_t depth, std::int64_t count) const {
     std::vector<std::int64_t> taken = taken_, out;
+    if (tail_) {
+      for (std::size_t i = tail_next(tail_cursor_);
+           i < tail_permutation_.size() && static_cast<std::int64_t>(out.size()) < count;
+           i = tail_next(i + 1))
+        out.push_back(tail_permutation_[i]);
+      return out;
+    }
     std::size_t cursor = cursor_;
     while (static_cast<std::int64_t>(out.size()) < count) {
       const auto position = next_of(depth, taken, cursor);
@@ -87,7 +109,30 @@ class LabelQueue {
   }
 
   // Records that `position`, next(depth), is labeled.
-  void take(std::int64_t position) { advance(position, taken_, cursor_); }
+  void take(std::int64_t position) {
+    if (tail_) tail_cursor_ = tail_next(tail_cursor_) + 1;  // before it is marked labeled
+    labeled_[static_cast<std::size_t>(position)] = 1;
+    if (!tail_) advance(position, taken_, cursor_);
+  }
+
+  // The tail (docs/sequential.md, "The fixed tail"): from now on every label comes from a
+  // second seeded permutation of the pool, independent of the first, as its next member that
+  // lies in a stratum k < `strata` and is not labeled yet. Whatever the labels so far, the
+  // next n of them are then a uniform draw without replacement from those unlabeled members.
+  void begin_tail(std::uint64_t tail_seed, std::int64_t strata) {
+    tail_permutation_ = draw_label_order(static_cast<std::int64_t>(stratum_.size()),
+                                         static_cast<std::int64_t>(stratum_.size()), tail_seed);
+    tail_strata_ = strata;
+    tail_ = true;
+  }
+  bool in_tail() const { return tail_; }
+  // Unlabeled members of strata k < strata: the most the tail can draw.
+  std::int64_t unlabeled_in(std::int64_t strata) const {
+    std::int64_t count = 0;
+    for (std::size_t i = 0; i < stratum_.size(); ++i)
+      count += stratum_[i] < strata && labeled_[i] == 0;
+    return count;
+  }
 
   LabelOrder order() const { return order_; }
   std::span<const std::int64_t> permutation() const { return permutation_; }
@@ -96,6 +141,16 @@ class LabelQueue {
   }
 
  private:
+  // The index in the tail permutation of the next position it gives from `from` on.
+  std::size_t tail_next(std::size_t from) const {
+    while (from < tail_permutation_.size()) {
+      const auto position = static_cast<std::size_t>(tail_permutation_[from]);
+      if (labeled_[position] == 0 && stratum_[position] < tail_strata_) break;
+      ++from;
+    }
+    return from;
+  }
+
   std::optional<std::int64_t> next_of(std::int64_t depth, const std::vector<std::int64_t>& taken,
                                       std::size_t cursor) const {
     if (order_ == LabelOrder::uniform)
@@ -130,7 +185,13 @@ class LabelQueue {
   // stratified: per stratum, its members in permutation order and how many are labeled
   std::vector<std::vector<std::int64_t>> members_;
   std::vector<std::int64_t> taken_;
-  std::size_t cursor_ = 0;  // uniform: labeled so far
+  std::size_t cursor_ = 0;             // uniform: labeled so far
+  std::vector<std::uint8_t> labeled_;  // per position
+  // the tail: its permutation, where it is read from, the strata it draws from
+  bool tail_ = false;
+  std::vector<std::int64_t> tail_permutation_;
+  std::size_t tail_cursor_ = 0;
+  std::int64_t tail_strata_ = 0;
 };
 
 }  // namespace ltt::curation

@@ -84,6 +84,20 @@ struct SequentialSelectionOptions {
   // <curation/sequential_selection.hpp>): of every H_j in the uniform order, of H_1 in the
   // stratified one; those anytime tests run at delta (1 - w). 0 <= w < 1; 0: anytime alone.
   double cap_test_share = 0.2;
+  // The fixed tail (stratified order only; `auto` sets it; docs/sequential.md, "The fixed
+  // tail"): once a step is certified and the depth has not grown for stall_labels labels (the
+  // stall forecast still at least stall_rate), the labels left under the cap are drawn
+  // uniformly from the unlabeled part of the grid's largest selection and each uncertified H_j
+  // is tested at the cap by an exact test conditional on the labels before, at level
+  // delta (w + (1 - w) E_j), E_j its anytime evidence at the switch. The anytime tests of
+  // the deeper H_j then run at delta (1 - w) from the first label, as H_1's does.
+  bool fixed_tail = false;
+  // w of the fixed tail: the deeper steps' anytime tests run at delta (1 - w), the tail's test
+  // at delta (w + (1 - w) E_j). 0 < w < 1.
+  double tail_share = 0.5;
+  // The fewest trajectories the uncertified fallback keeps (capped at the pool size), as the
+  // fixed-n walk's CalibratedSelectionOptions::minimum_selection.
+  std::int64_t minimum_selection = 50;
 };
 
 // `--stop auto`: the stall rule with this many labels, plus early refusal.
@@ -95,7 +109,9 @@ inline constexpr std::int64_t auto_stall_labels = 20;
 //   target:J       also stop once grid step J (0-based, as certified_step) is certified
 //   stall:L        also the stall rule with L labels
 //   early-refusal  also early refusal
-//   auto           stall:20 and early refusal (the default)
+//   auto           stall:20 and early refusal, and the fixed tail (stratified order): where the
+//                  stall rule looks, a walk whose next step an exact test could still certify
+//                  switches to it (the default)
 inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& options) {
   constexpr std::string_view fn = "ltt::curation::apply_stop_rule";
   const auto count_after = [&](std::string_view prefix) -> std::optional<std::int64_t> {
@@ -111,12 +127,14 @@ inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& o
   options.target_step.reset();
   options.stall_labels.reset();
   options.early_refusal = false;
+  options.fixed_tail = false;
   if (rule == "cap") return;
   if (rule == "early-refusal") {
     options.early_refusal = true;
   } else if (rule == "auto") {
     options.early_refusal = true;
     options.stall_labels = auto_stall_labels;
+    options.fixed_tail = true;
   } else if (const auto J = count_after("target:")) {
     options.target_step = *J;
   } else if (const auto L = count_after("stall:")) {
@@ -140,6 +158,9 @@ inline void check_options(std::string_view fn, std::int64_t N,
     detail::invalid(fn, "cap_test_share", detail::show(o.cap_test_share), "must lie in [0, 1)");
   detail::require_closed_unit(fn, "refusal_rate", o.refusal_rate);
   detail::require_closed_unit(fn, "stall_rate", o.stall_rate);
+  ltt::detail::require_count(fn, "minimum_selection", o.minimum_selection);
+  if (!(o.tail_share > 0.0 && o.tail_share < 1.0))
+    detail::invalid(fn, "tail_share", detail::show(o.tail_share), "must lie in (0, 1)");
   if (o.stall_labels && *o.stall_labels < 1)
     detail::invalid(fn, "stall_labels", detail::show(*o.stall_labels), "must be at least 1");
 }

@@ -26,8 +26,21 @@
 // cap's labels in S_j, given m_j a uniform draw from it; stratified order: H_1 only, in a run
 // that reaches the cap with nothing certified, all label_cap labels drawn from S_1), so
 // Pr[either rejects a true H_j] <= delta (1 - w) + delta w = delta (a union bound). The
-// stratified order's deeper H_j have no cap test and spend all of delta on the anytime one.
+// stratified order's deeper H_j have no cap test and spend all of delta on the anytime one
+// (with the fixed tail below: delta (1 - tail_share)).
 // w = cap_test_share, 0.2 by default; the prior is sequential_default_prior.
+//
+// The fixed tail (options.fixed_tail, set by `auto`; stratified order; docs/sequential.md,
+// "The fixed tail"): the deeper H_j's anytime tests run at delta (1 - w), w = tail_share; once
+// something is certified and the depth stalls while the next step looks certifiable by an
+// exact test but not by the anytime one within the cap (switches_to_tail), the labels left
+// under the cap are drawn from a second seeded permutation over the unlabeled part of the
+// grid's largest selection, the anytime evidence is frozen, and at the tail's end each H_j
+// uncertified at the switch T is tested by the exact test of its tail labels conditional on
+// the labels before, at level delta (w + (1 - w) E_j(T)) (E_j(T): its anytime evidence then).
+// Valid because w + (1 - w) M_t, M_t the true counts' test supermartingale, continued at T by
+// the factor 1{p_tail <= level} / level (conditional mean at most 1), is a test
+// supermartingale that either rejection takes to 1/delta.
 //
 // Why a certificate at any stopping time is valid: let H_s be the first true null in grid
 // order. A false certification needs H_s rejected at the stopping time T, i.e. p_s(T) <= delta,
@@ -49,11 +62,17 @@
 // that early refusal or a stall ends might have certified more later: that loses power, never
 // validity.)
 //
-// A refusal here has no uncertified fallback: the fixed-n fallback's Clopper-Pearson bound
-// assumes a fixed sample size, which an optionally stopped sample does not have.
+// A refusal returns an uncertified fallback (sequential_fallback), the fixed-n walk's kind: the
+// top K of the pool by score, K a lower confidence bound on the number of safe trajectories.
+// The fixed-n fallback's Clopper-Pearson bound assumes a sample size fixed in advance, so here
+// K comes from the anytime upper confidence bound on the unsafe count
+// (ltt::anytime_unsafe_upper_bound, uniform prior) of the trajectories the labels were drawn
+// from: S_1 in the stratified order (while nothing is certified every label lands there), the
+// pool in the uniform order. It holds with probability at least 1 - delta at any stopping time.
 
 #include <curation/detail/check.hpp>
 #include <curation/label_order.hpp>
+#include <curation/selection.hpp>
 #include <curation/sequential_options.hpp>
 #include <curation/threshold_grid.hpp>
 #include <ltt/bounds.hpp>
@@ -94,7 +113,50 @@ struct SequentialStep {
   double p = 1.0;                               // p_j = min(1, p_anytime/(1-w), p_cap/w)
   bool rejected = false;                        // H_j rejected by the walk: S(lambda_j) certified
   std::optional<std::int64_t> certified_after;  // labels used when it was first rejected
+  // The fixed tail (stratified order, options.fixed_tail), for the steps uncertified at the
+  // switch: m and k then, the anytime evidence E_j then, and at the tail's end the conditional
+  // exact p-value F_hyp(k - known_k; N - known_m, U* - known_k, m - known_m).
+  std::optional<std::int64_t> known_m, known_k;
+  std::optional<double> switch_evidence;
+  std::optional<double> p_tail;
 };
+
+// The uncertified fallback of a sequential refusal: the labels so far were drawn uniformly
+// without replacement (in a stopping-time-dependent number) from `population` trajectories;
+// unsafe_upper bounds their unsafe count at level delta at any stopping time, so safe_lower
+// bounds the pool's safe trajectories (those of S_1 are the pool's), and the fallback keeps
+// the top K of the pool by score, as the fixed-n walk's does with its Clopper-Pearson bound.
+struct SequentialFallback {
+  std::int64_t population = 0;         // S_1's size (stratified order) or the pool's (uniform)
+  std::int64_t labels = 0;             // labels drawn from it
+  std::int64_t safe_labels = 0;        // of those, safe
+  std::int64_t unsafe_upper = 0;       // ltt::anytime_unsafe_upper_bound at level delta
+  std::int64_t safe_lower = 0;         // population - unsafe_upper
+  std::int64_t minimum_selection = 0;  // as requested
+  std::int64_t count = 0;              // K = max(min(minimum_selection, N), safe_lower)
+};
+
+// The fallback from the labels drawn from `population` trajectories, in draw order, at level
+// delta; K as in uncertified_fallback (<curation/calibrated_selection.hpp>) with the anytime
+// bound in place of Clopper-Pearson's.
+inline SequentialFallback sequential_fallback(std::int64_t pool_size, std::int64_t population,
+                                              std::span<const std::uint8_t> labels, double delta,
+                                              std::int64_t minimum_selection) {
+  constexpr std::string_view fn = "ltt::curation::sequential_fallback";
+  ltt::detail::require_count(fn, "pool_size", pool_size);
+  ltt::detail::require_at_most(fn, "population", population, "pool_size", pool_size);
+  ltt::detail::require_count(fn, "minimum_selection", minimum_selection);
+  SequentialFallback f;
+  f.population = population;
+  f.labels = detail::ssize(labels.size());
+  f.safe_labels = f.labels - std::count(labels.begin(), labels.end(), std::uint8_t{1});
+  f.unsafe_upper =
+      ltt::anytime_unsafe_upper_bound(labels, population, delta, ltt::BetaBinomialPrior{1.0, 1.0});
+  f.safe_lower = population - f.unsafe_upper;
+  f.minimum_selection = minimum_selection;
+  f.count = std::max(std::min(minimum_selection, pool_size), f.safe_lower);
+  return f;
+}
 
 struct SequentialCertificate {
   LabelOrder order = LabelOrder::stratified;
@@ -109,14 +171,18 @@ struct SequentialCertificate {
 
   std::int64_t labels_used = 0;
   std::int64_t unsafe_labels = 0;
+  std::optional<std::int64_t> tail_from;  // labels used at the switch to the fixed tail
+  std::int64_t tail_size = 0;             // the tail's labels, fixed at the switch
   StoppingReason reason = StoppingReason::label_cap;
   std::vector<std::int64_t> depth_trace;  // certified steps after each label, nondecreasing
 
   bool certified = false;
   std::optional<std::int64_t> certified_step;  // deepest certified grid step
-  double threshold = 0.0;                      // its lambda (0 when refused)
-  double quantile = 0.0;                       // its q
-  std::int64_t selection_size = 0;             // its N_j (0 when refused)
+  bool fallback = false;                       // == !certified
+  std::optional<SequentialFallback> fallback_record;
+  double threshold = 0.0;           // certified lambda_j, or the fallback's K-th score
+  double quantile = 0.0;            // certified: q_j; fallback: 1 - K / N
+  std::int64_t selection_size = 0;  // |S(threshold)|, ties included
 };
 
 namespace detail::sequential {
@@ -182,7 +248,7 @@ class SequentialWalk {
  public:
   SequentialWalk(std::span<const double> scores, SequentialSelectionOptions options,
                  std::uint64_t seed)
-      : options_(std::move(options)) {
+      : options_(std::move(options)), seed_(seed) {
     constexpr std::string_view fn = "ltt::curation::sequential_selection";
     detail::require_nonempty(fn, "scores", scores.size());
     detail::require_finite(fn, "scores", scores);
@@ -194,6 +260,7 @@ class SequentialWalk {
       detail::invalid(fn, "target_step", detail::show(*options_.target_step),
                       "must be a grid step in [0, " + detail::show(J) + ")");
     open_certificate(N, J);
+    scores_.assign(scores.begin(), scores.end());
     queue_.emplace(detail::sequential::strata_of(scores, grid_), J, options_.order, seed);
     if (stratified()) {
       std::vector<std::int64_t> sizes;
@@ -226,10 +293,13 @@ class SequentialWalk {
                       "must be the next position of the label order, " + detail::show(*next) +
                           " (the order is fixed before labeling for the guarantee)");
     queue_->take(position);
+    sequence_.push_back(unsafe);
     c_.labels_used += 1;
     c_.unsafe_labels += unsafe;
     update_pvalues(queue_->stratum_of(position), unsafe);
+    if (c_.tail_from && c_.labels_used == *c_.tail_from + c_.tail_size) test_tail();
     advance_walk();
+    if (switches_to_tail()) begin_tail();
   }
 
   // The first stopping rule that fires after the labels so far, in the order of the table in
@@ -258,6 +328,17 @@ class SequentialWalk {
       c.threshold = step.lambda;
       c.quantile = step.quantile;
       c.selection_size = step.N;
+    } else {
+      // Nothing certified: in the stratified order every label so far came from S_1.
+      c.fallback = true;
+      c.fallback_record =
+          sequential_fallback(c.pool_size, stratified() ? c.steps[0].N : c.pool_size, sequence_,
+                              options_.delta, options_.minimum_selection);
+      const std::int64_t K = c.fallback_record->count;
+      c.threshold = top_count_threshold(scores_, K);
+      c.quantile = 1.0 - static_cast<double>(K) / static_cast<double>(c.pool_size);
+      c.selection_size =
+          std::count_if(scores_.begin(), scores_.end(), [&](double g) { return g >= c.threshold; });
     }
     return c;
   }
@@ -315,23 +396,122 @@ class SequentialWalk {
   // (ltt::certification_rate of the fixed-n test at an optimistic U_d: N_d times the 90%
   // Clopper-Pearson lower bound of k_d / m_d) is below stall_rate; or every step is certified.
   // The forecast's sample: the cap's labels from the pool (uniform order), or the labels S_d
-  // holds plus every label left (stratified: they all go there).
+  // holds plus every label left (stratified: they all go there). A walk on its fixed tail
+  // never stalls: the tail's size was fixed at the switch.
   bool stalled() const {
     if (depth_ == c_.grid_size) return true;
+    if (c_.tail_from) return false;
+    return depth_unchanged(*options_.stall_labels) && forecast() < options_.stall_rate;
+  }
+
+  // The depth has not grown for `labels` labels (and the next step has some).
+  bool depth_unchanged(std::int64_t labels) const {
     const std::int64_t grown_at =
         depth_ == 0 ? 0 : *c_.steps[static_cast<std::size_t>(depth_ - 1)].certified_after;
-    if (c_.labels_used - grown_at < *options_.stall_labels) return false;
+    return c_.labels_used - grown_at >= labels && c_.steps[static_cast<std::size_t>(depth_)].m > 0;
+  }
+
+  double forecast() const {
     const SequentialStep& next = c_.steps[static_cast<std::size_t>(depth_)];
-    if (next.m == 0) return false;
     const std::int64_t U = optimistic_unsafe(next);
-    const double forecast =
-        stratified()
-            ? ltt::certification_rate(
-                  next.N, next.N, U, std::min(next.N, next.m + options_.label_cap - c_.labels_used),
-                  options_.alpha, options_.delta)
-            : ltt::certification_rate(c_.pool_size, next.N, U, options_.label_cap, options_.alpha,
-                                      options_.delta);
-    return forecast < options_.stall_rate;
+    return stratified() ? ltt::certification_rate(
+                              next.N, next.N, U,
+                              std::min(next.N, next.m + options_.label_cap - c_.labels_used),
+                              options_.alpha, options_.delta)
+                        : ltt::certification_rate(c_.pool_size, next.N, U, options_.label_cap,
+                                                  options_.alpha, options_.delta);
+  }
+
+  // The switch to the fixed tail: stratified order with fixed_tail, a step certified but not
+  // all, labels left, and where the stall rule would look (the depth unchanged for
+  // stall_labels labels) the forecast still at least stall_rate: the next step looks
+  // certifiable by an exact test, but not by the anytime one within the cap
+  // (anytime_out_of_reach). At depth 0 there is no switch: the labels stay in S_1, where H_1's
+  // own exact test at the cap uses them.
+  bool switches_to_tail() const {
+    if (!options_.fixed_tail || !stratified() || c_.tail_from) return false;
+    if (depth_ < 1 || depth_ == c_.grid_size || c_.labels_used >= options_.label_cap) return false;
+    return depth_unchanged(options_.stall_labels.value_or(auto_stall_labels)) &&
+           forecast() >= options_.stall_rate &&
+           (anytime_out_of_reach() || last_step_out_of_reach());
+  }
+
+  // The grid's largest selection estimated at or over alpha: its strata up to the newest
+  // labeled one at their labeled fractions, the rest at the newest one's (purity falls with
+  // depth in a scored pool).
+  bool last_step_out_of_reach() const {
+    double unsafe = 0.0, rate = 0.0;
+    std::int64_t covered = 0;
+    for (std::size_t k = 0; k <= static_cast<std::size_t>(depth_); ++k) {
+      if (strata_->labels(k) == 0) return false;
+      rate = static_cast<double>(strata_->unsafe(k)) / static_cast<double>(strata_->labels(k));
+      unsafe += rate * static_cast<double>(strata_->size(k));
+      covered += strata_->size(k);
+    }
+    const std::int64_t last = c_.steps.back().N;
+    unsafe += rate * static_cast<double>(last - covered);
+    return unsafe >= options_.alpha * static_cast<double>(last);
+  }
+
+  // The labels in S_d the anytime test of the next step needs at its estimated unsafe fraction
+  // f = k_d / m_d, roughly: log(1 / (delta (1 - w))) plus 2 nats for the prior's spread, over
+  // KL(f || alpha) nats per label; more than S_d would hold at the cap. A heuristic, which
+  // decides only where labels go, never a test's level.
+  bool anytime_out_of_reach() const {
+    const SequentialStep& next = c_.steps[static_cast<std::size_t>(depth_)];
+    const double f = static_cast<double>(next.k) / static_cast<double>(next.m);
+    const double a = options_.alpha;
+    if (f >= a) return true;
+    const double kl =
+        (f > 0.0 ? f * std::log(f / a) : 0.0) + (1.0 - f) * std::log((1.0 - f) / (1.0 - a));
+    const double needed =
+        (std::log(1.0 / (options_.delta * (1.0 - options_.tail_share))) + 2.0) / kl;
+    return needed > static_cast<double>(next.m + options_.label_cap - c_.labels_used);
+  }
+
+  // From here on the labels come from the tail permutation, uniformly from the unlabeled part
+  // of the grid's largest selection, as many as the cap leaves (fewer if that part is smaller):
+  // a sample whose size is fixed now. Each uncertified step keeps m, k and its anytime
+  // evidence E_j as they are now (log_minimum: below 1 as well), for the tail's exact test.
+  void begin_tail() {
+    const std::int64_t J = c_.grid_size;
+    queue_->begin_tail(tail_seed(seed_), J);
+    c_.tail_from = c_.labels_used;
+    c_.tail_size = std::min(options_.label_cap - c_.labels_used, queue_->unlabeled_in(J));
+    for (std::int64_t j = depth_; j < J; ++j) {
+      SequentialStep& step = c_.steps[static_cast<std::size_t>(j)];
+      step.known_m = step.m;
+      step.known_k = step.k;
+      const long double log_e =
+          strata_->log_minimum(static_cast<std::size_t>(j + 1), step.null_boundary);
+      // exp and the cast to double may round up: take a hair less (E_j only lowers the level)
+      step.switch_evidence =
+          static_cast<double>(std::exp(std::min(log_e, 700.0L))) * (1.0 - 0x1p-50);
+    }
+  }
+
+  // The tail's end: for each step uncertified at the switch, the exact composition test of its
+  // tail labels, conditional on the labels before: given them, the m - known_m tail labels in
+  // S_j are a uniform draw from its N - known_m unlabeled trajectories, which hold at least
+  // U* - known_k unsafe under H_j. Its level is delta (w + (1 - w) E_j): p_tail is the p-value
+  // over w + (1 - w) E_j (rounded up), so p_j = min(p_anytime / (1 - w), p_tail) <= delta iff
+  // one of the two rejects (docs/sequential.md, "The fixed tail").
+  void test_tail() {
+    const double w = options_.tail_share;
+    for (SequentialStep& step : c_.steps) {
+      if (!step.known_m) continue;
+      const std::int64_t left = step.N - *step.known_m, bad = step.null_boundary - *step.known_k;
+      const std::int64_t drawn = step.m - *step.known_m, seen = step.k - *step.known_k;
+      double p = 1.0;
+      if (bad > left)
+        p = 0.0;  // the labels before leave too few trajectories for U* unsafe
+      else if (bad > 0)
+        p = ltt::detail::round_up_pvalue(ltt::hypergeometric_cdf(seen, left, bad, drawn));
+      // E_j may exceed 1 (evidence short of the anytime level); the level stays at most 1
+      const double share = std::min(1.0 / options_.delta, w + (1.0 - w) * *step.switch_evidence);
+      step.p_tail = share > 0.0 ? ltt::detail::round_up_pvalue(p / share) : 1.0;
+      step.p = std::min(step.p, *step.p_tail);
+    }
   }
 
   void open_certificate(std::int64_t N, std::int64_t J) {
@@ -385,12 +565,20 @@ class SequentialWalk {
 
   // min(1, p_anytime / (1 - w), p_cap / w), each quotient rounded up: p_j <= delta iff one of
   // the two tests rejects at its share of delta. The stratified order's deeper steps have no
-  // cap test and spend all of delta on the anytime one.
+  // cap test and spend all of delta on the anytime one, unless the fixed tail is on.
   double combined_pvalue(const SequentialStep& step) const {
     const double w = options_.cap_test_share;
     double p = w == 0.0 ? step.p_anytime : ltt::detail::round_up_pvalue(step.p_anytime / (1.0 - w));
     if (step.p_cap) p = std::min(p, ltt::detail::round_up_pvalue(*step.p_cap / w));
     return std::min(1.0, p);
+  }
+
+  // A deeper stratified H_j's anytime p-value as the walk compares it with delta: itself, or
+  // with the fixed tail on, over 1 - w (its test runs at delta (1 - w)).
+  double anytime_share(double p_anytime) const {
+    const double w = options_.tail_share;
+    if (!options_.fixed_tail || w == 0.0) return p_anytime;
+    return std::min(1.0, ltt::detail::round_up_pvalue(p_anytime / (1.0 - w)));
   }
 
   // The strict fixed sequence on the current p_j, kept incrementally: p_j only decrease. In
@@ -401,10 +589,12 @@ class SequentialWalk {
     while (depth_ < J) {
       const auto d = static_cast<std::size_t>(depth_);
       SequentialStep& step = c_.steps[d];
-      if (stratified() && depth_ > 0) {
+      // On the fixed tail the anytime evidence is frozen at the switch (its level was spent
+      // up to there; the tail's test continues it).
+      if (stratified() && depth_ > 0 && !c_.tail_from) {
         log_max_[d] = std::max(log_max_[d], strata_->log_evidence(d + 1, step.null_boundary));
         step.p_anytime = ltt::anytime_pvalue(log_max_[d]);
-        step.p = step.p_anytime;
+        step.p = anytime_share(step.p_anytime);
       }
       if (step.p > options_.delta) break;
       step.rejected = true;
@@ -415,6 +605,9 @@ class SequentialWalk {
   }
 
   SequentialSelectionOptions options_;
+  std::uint64_t seed_ = 0;
+  std::vector<double> scores_;          // for the fallback's K-th score
+  std::vector<std::uint8_t> sequence_;  // every label so far, in order (the fallback's)
   ThresholdGrid grid_;
   SequentialCertificate c_;
   std::optional<LabelQueue> queue_;

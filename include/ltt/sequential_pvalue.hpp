@@ -3,13 +3,16 @@
 // for a selection of N_sel trajectories whose labels arrive one at a time, each a uniform draw
 // without replacement from the selection's unlabeled trajectories.
 //
-// Construction: the prior-posterior-ratio (PPR) martingale of Waudby-Smith and Ramdas,
+// Construction: the prior-posterior-ratio (PPR) process of Waudby-Smith and Ramdas,
 // "Confidence sequences for sampling without replacement" (NeurIPS 2020). With a prior pi on U
 // and t labels of which k unsafe,
 //     PPR_t(u) = pi(u) / posterior_t(u) = m_t / L_t(u),
 //     L_t(u) = [u]_k [N_sel - u]_{t-k} / [N_sel]_t   (probability of the label sequence if U = u)
 //     m_t    = sum_v pi(v) L_t(v)                     (its prior mixture)
-// and under U = u, PPR_t(u) is a nonnegative martingale with PPR_0(u) = 1, so Ville's
+// and under U = u, PPR_t(u) is a test supermartingale (nonnegative, PPR_0(u) = 1): a label
+// multiplies it by m_{t+1}/m_t over L_{t+1}(u)/L_t(u), whose conditional mean is the mixture's
+// predictive mass on the outcomes possible under u, 1 while both are, less once u leaves no
+// unsafe (or no safe) trajectory unlabeled that the mixture still weights. So Ville's
 // inequality gives Pr[exists t: PPR_t(u) >= 1/delta] <= delta. Hence
 //     p_t = 1 / max(1, max_{s <= t} min_{u >= U*} PPR_s(u))
 // satisfies Pr[exists t: p_t <= delta] <= delta under every U >= U*: it is valid at any
@@ -32,11 +35,14 @@
 // t - k > N_sel - U* (no u >= U* fits the safe labels: H0 is impossible, p = 0).
 //
 // Rounding: each step's ratio is formed and logged in long double (a few units of 2^-64); a
-// running bound on the accumulated error, |term| 2^-62 + 2^-60 per step and term, plus 2^-58
-// for the mixture's log-sum-exp, is subtracted before exponentiating, and the result is rounded up
-// like composition_pvalue, so p_t is never below the value exact arithmetic gives.
-// tests/ltt/sequential_pvalue.test.cpp checks it against the definition (posterior normalised over
-// every u, minimum over u >= U*) on small selections.
+// running bound on the accumulated error, |term| 2^-62 + 2^-60 per step and term for the log,
+// 2^-63 of the new sum's magnitude for each addition (a sum of 6e4 errs by 3e-15 per addition,
+// whatever the term), plus 2^-58 for the mixture's log-sum-exp, is subtracted before
+// exponentiating, and the result is rounded up like composition_pvalue, so p_t is never below
+// the value exact arithmetic gives, at any label count. tests/ltt/sequential_pvalue.test.cpp
+// checks it against the definition (posterior normalised over every u, minimum over u >= U*) on
+// small selections, and against a __float128 reference after 200,000 labels from a selection
+// of 4,000,000.
 
 #include <algorithm>
 #include <cmath>
@@ -97,6 +103,33 @@ inline BetaMixturePrior sequential_default_prior(double alpha) {
   const auto beta_with_mean = [](double mean) { return BetaBinomialPrior{1.0, 1.0 / mean - 1.0}; };
   return {{beta_with_mean(0.4 * alpha), beta_with_mean(0.08 * alpha)}, {0.5, 0.5}};
 }
+
+namespace detail {
+
+// sum += term in long double with a bound on the addition's rounding added to `error`: round
+// to nearest errs by at most 2^-64 |exact sum|, bounded here by 2^-63 of the rounded one. The
+// error of a running sum grows with its magnitude, not with the term's (issue 24: 200,000
+// labels give |log L| near 6e4, where one addition errs by up to 3e-15).
+inline void add_rounded(long double& sum, long double& error, long double term) {
+  sum += term;
+  error += std::fabs(sum) * 0x1p-63L;
+}
+
+// log_value += log(ratio), the ratio formed and logged in long double (|term| 2^-62 + 2^-60),
+// the addition bounded by add_rounded (the sequential and stratified evidence share it).
+inline void add_log_ratio(long double& log_value, long double& error, long double ratio) {
+  const long double term = std::log(ratio);
+  error += std::fabs(term) * 0x1p-62L + 0x1p-60L;
+  add_rounded(log_value, error, term);
+}
+
+// value less its rounding bound, the subtraction's own rounding included: never above the
+// exact value that `value` approximates to within `error`.
+inline long double less_bound(long double value, long double error) {
+  return value - (error + std::fabs(value) * 0x1p-62L);
+}
+
+}  // namespace detail
 
 // The anytime p-value 1 / max(1, E) from log E, a running maximum of evidence (>= 0, less its
 // rounding bound; +infinity when H0 is impossible), rounded up; never below its exact value.
@@ -173,22 +206,16 @@ class SequentialCompositionPvalue {
   const BetaMixturePrior& prior() const { return prior_; }
 
  private:
-  static void add(long double& log_value, long double& error, long double ratio) {
-    const long double term = std::log(ratio);
-    log_value += term;
-    error += std::fabs(term) * 0x1p-62L + 0x1p-60L;
-  }
-
   // The one-step predictive ratios of L_t(U*) and of each component's Polya urn.
   void advance(bool unsafe) {
     const long double t = static_cast<long double>(t_), k = static_cast<long double>(k_);
     const long double left = static_cast<long double>(N_ - t_);
     const long double boundary_count =
         static_cast<long double>(unsafe ? U_ - k_ : N_ - U_ - (t_ - k_));
-    add(log_L_, error_L_, boundary_count / left);
+    detail::add_log_ratio(log_L_, error_L_, boundary_count / left);
     for (std::size_t i = 0; i < log_m_.size(); ++i) {
       const long double a = prior_.components[i].a, b = prior_.components[i].b;
-      add(log_m_[i], error_m_[i], (unsafe ? k + a : t - k + b) / (t + a + b));
+      detail::add_log_ratio(log_m_[i], error_m_[i], (unsafe ? k + a : t - k + b) / (t + a + b));
     }
   }
 
@@ -201,7 +228,11 @@ class SequentialCompositionPvalue {
     }
     long double sum = 0.0L;
     for (const long double l : log_m_) sum += std::exp(l - top);
-    return top + std::log(sum) - log_L_ - (error + error_L_ + 0x1p-58L);
+    error += error_L_ + 0x1p-58L;
+    long double value = top;
+    detail::add_rounded(value, error, std::log(sum));
+    detail::add_rounded(value, error, -log_L_);
+    return detail::less_bound(value, error);
   }
 
   // L(U* + 1) <= L(U*) for the current (t, k) with k <= U*, exactly:
@@ -242,6 +273,47 @@ inline double sequential_composition_pvalue(std::span<const std::uint8_t> labels
     p.update(labels[i] != 0);
   }
   return p.pvalue();
+}
+
+// The anytime upper confidence bound on the unsafe count U of a selection of N_sel from its
+// labels in draw order (0 safe, 1 unsafe; each a uniform draw without replacement): b - 1 for
+// the smallest b above the unsafe labels at which H0: U >= b is rejected at level delta by the
+// anytime p-value above (prior `prior`), found by binary search; N_sel if none is. Pr[exists t: U >
+// bound_t] <= delta under every U, so the bound holds at any stopping time: U > bound_t needs some
+// b <= U rejected, and min_{u >= b} PPR_s(u) <= PPR_s(U), whose crossing of 1/delta has probability
+// at most delta (Ville). That holds for whichever rejected b is reported, so the binary search over
+// b (the exact p-value is nonincreasing in b) needs no exact monotonicity of the rounded one. O(t
+// log N_sel).
+inline std::int64_t anytime_unsafe_upper_bound(std::span<const std::uint8_t> labels,
+                                               std::int64_t N_sel, double delta,
+                                               BetaMixturePrior prior = {}) {
+  constexpr std::string_view fn = "ltt::anytime_unsafe_upper_bound";
+  detail::require_open_unit(fn, "delta", delta);
+  detail::require_count(fn, "N_sel", N_sel);
+  if (N_sel < 1) detail::invalid(fn, "N_sel", detail::show(N_sel), "must be at least 1");
+  detail::require_at_most(fn, "labels.size()", static_cast<std::int64_t>(labels.size()), "N_sel",
+                          N_sel);
+  std::int64_t unsafe = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] > 1)
+      detail::invalid(fn, "labels[" + std::to_string(i) + "]",
+                      detail::show(std::int64_t{labels[i]}), "must be 0 or 1");
+    unsafe += labels[i];
+  }
+  const auto rejected = [&](std::int64_t b) {
+    SequentialCompositionPvalue p(N_sel, b, prior);
+    for (const std::uint8_t x : labels) p.update(x != 0);
+    return p.pvalue() <= delta;
+  };
+  // H0: U >= b with b <= unsafe is true of the labels themselves: never rejected.
+  std::int64_t lo = unsafe, hi = N_sel + 1;  // b = lo not rejected; b = hi stands for "none"
+  if (unsafe == N_sel || !rejected(N_sel)) return N_sel;
+  hi = N_sel;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (rejected(mid) ? hi : lo) = mid;
+  }
+  return hi - 1;
 }
 
 }  // namespace ltt

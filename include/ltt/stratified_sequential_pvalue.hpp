@@ -7,9 +7,10 @@
 //
 // Per stratum k (N_k trajectories, t_k labels, x_k unsafe), L_k(u) and PPR_k(u) = m_k / L_k(u)
 // are those of <ltt/sequential_pvalue.hpp> with the prior's Polya-urn mixture m_k. Under the
-// true counts (U_0, ..., U_{s-1}) the product prod_k PPR_k(U_k) is a nonnegative martingale
-// starting at 1: each label multiplies one factor by a one-step likelihood ratio whose
-// conditional mean given the past is 1, whichever stratum the past chose. Under H0 the true
+// true counts (U_0, ..., U_{s-1}) the product prod_k PPR_k(U_k) is a test supermartingale
+// (nonnegative, starting at 1): each label multiplies one factor by a one-step ratio whose
+// conditional mean given the past is at most 1 (1 while both outcomes are possible in that
+// stratum), whichever stratum the past chose. Under H0 the true
 // counts are one of the allocations u with sum_k u_k >= U*, so
 //     E_t = min_{u: sum_k u_k >= U*, 0 <= u_k <= N_k} prod_k PPR_k(u_k) <= prod_k PPR_k(U_k),
 // and by Ville's inequality Pr[exists t: E_t >= 1/delta] <= delta. p_t = 1 / max(1, max_s E_s)
@@ -30,8 +31,10 @@
 //
 // Rounding: log L_k(u^_k) is summed from the one-step ratios of its labels and every decrement
 // is the log of a ratio of exact integers, each term formed in long double with the rounding
-// bound of <ltt/sequential_pvalue.hpp> (|term| 2^-62 + 2^-60), and m_k's bound is the Polya
-// urn's; the total bound is subtracted, so E_t is never above its exact value.
+// bound of <ltt/sequential_pvalue.hpp> (|term| 2^-62 + 2^-60, and 2^-63 of the new sum's
+// magnitude for every addition, so the bound grows with the sum as its error does), and m_k's
+// bound is the Polya urn's; the total bound is subtracted, so E_t is never above its exact
+// value at any label count.
 // tests/ltt/stratified_sequential_pvalue.test.cpp checks it against the definition (posteriors
 // normalised over every u, minimum over every allocation) on small strata.
 
@@ -88,7 +91,7 @@ class StratifiedCompositionEvidence {
     const long double t = static_cast<long double>(s.t), x = static_cast<long double>(s.x);
     for (std::size_t i = 0; i < s.log_m.size(); ++i) {
       const long double a = prior_.components[i].a, b = prior_.components[i].b;
-      add(s.log_m[i], s.error_m[i], (unsafe ? x + a : t - x + b) / (t + a + b));
+      detail::add_log_ratio(s.log_m[i], s.error_m[i], (unsafe ? x + a : t - x + b) / (t + a + b));
     }
     s.sequence.push_back(unsafe);
     s.t += 1;
@@ -98,7 +101,27 @@ class StratifiedCompositionEvidence {
   // log E_t over the first `strata` strata for H0: sum U_k >= null_boundary, less its rounding
   // bound; at most 0 when some allocation has every PPR_k <= 1, +infinity when none fits.
   long double log_evidence(std::size_t strata, std::int64_t null_boundary) const {
-    constexpr std::string_view fn = "ltt::StratifiedCompositionEvidence::log_evidence";
+    return minimum("ltt::StratifiedCompositionEvidence::log_evidence", strata, null_boundary, true);
+  }
+
+  // The same minimum without the floor at 0: log min_u prod_k PPR_k(u_k), less its rounding
+  // bound, negative when some allocation has every PPR_k below 1 (an evidence below 1, which
+  // the fixed tail of <curation/sequential_selection.hpp> needs as it is). +infinity when no
+  // allocation fits.
+  long double log_minimum(std::size_t strata, std::int64_t null_boundary) const {
+    return minimum("ltt::StratifiedCompositionEvidence::log_minimum", strata, null_boundary, false);
+  }
+
+  std::size_t strata() const { return strata_.size(); }
+  std::int64_t size(std::size_t k) const { return strata_.at(k).N; }
+  std::int64_t labels(std::size_t k) const { return strata_.at(k).t; }
+  std::int64_t unsafe(std::size_t k) const { return strata_.at(k).x; }
+
+ private:
+  // Where every stratum sits at its maximiser u^_k and the sum already reaches the boundary,
+  // that allocation is the minimum: each PPR_k is at its own least there.
+  long double minimum(std::string_view fn, std::size_t strata, std::int64_t null_boundary,
+                      bool floor_at_zero) const {
     if (strata < 1 || strata > strata_.size())
       detail::invalid(
           fn, "strata", detail::show(static_cast<std::int64_t>(strata)),
@@ -113,33 +136,25 @@ class StratifiedCompositionEvidence {
       most += strata_[k].N - (strata_[k].t - strata_[k].x);
     }
     if (most < null_boundary) return HUGE_VALL;
-    if (total >= null_boundary) return 0.0L;
+    if (floor_at_zero && total >= null_boundary) return 0.0L;
     long double log_value = 0.0L, error = 0.0L;
     for (std::size_t k = 0; k < strata; ++k) {
       const Stratum& s = strata_[k];
-      log_value += log_mixture(s, error) - log_likelihood(s, u[k], error);
+      if (s.t == 0) continue;  // L_k = 1 and m_k = 1 at u^_k: a factor 1
+      detail::add_rounded(log_value, error, log_mixture(s, error));
+      detail::add_rounded(log_value, error, -log_likelihood(s, u[k], error));
     }
-    raise_to_boundary(strata, null_boundary - total, u, log_value, error);
-    return std::max(0.0L, log_value - error);
+    if (total < null_boundary)
+      raise_to_boundary(strata, null_boundary - total, u, log_value, error);
+    const long double value = detail::less_bound(log_value, error);
+    return floor_at_zero ? std::max(0.0L, value) : value;
   }
 
-  std::size_t strata() const { return strata_.size(); }
-  std::int64_t size(std::size_t k) const { return strata_.at(k).N; }
-  std::int64_t labels(std::size_t k) const { return strata_.at(k).t; }
-  std::int64_t unsafe(std::size_t k) const { return strata_.at(k).x; }
-
- private:
   struct Stratum {
     std::int64_t N, t, x;
     std::vector<long double> log_m, error_m;  // log(w_i) + log Polya-urn probability, bounds
     std::vector<bool> sequence;               // the labels in order (for log L_k)
   };
-
-  static void add(long double& log_value, long double& error, long double ratio) {
-    const long double term = std::log(ratio);
-    log_value += term;
-    error += std::fabs(term) * 0x1p-62L + 0x1p-60L;
-  }
 
   // The maximiser of L_k: L(u + 1) >= L(u) iff (u + 1)(t - x) <= x (N - u), i.e.
   // u <= x (N + 1) / t - 1; clamped to the u the labels allow. No labels: 0 (L = 1 throughout).
@@ -159,7 +174,9 @@ class StratifiedCompositionEvidence {
     long double sum = 0.0L;
     for (const long double l : s.log_m) sum += std::exp(l - top);
     error += bound + 0x1p-58L;
-    return top + std::log(sum);
+    long double value = top;
+    detail::add_rounded(value, error, std::log(sum));
+    return value;
   }
 
   // log L_k(u) = sum over the labels of the one-step ratios (u - unsafe so far)/(N - so far)
@@ -169,7 +186,8 @@ class StratifiedCompositionEvidence {
     std::int64_t seen = 0, bad = 0;
     for (const bool unsafe : s.sequence) {
       const std::int64_t count = unsafe ? u - bad : s.N - u - (seen - bad);
-      add(log_value, error, static_cast<long double>(count) / static_cast<long double>(s.N - seen));
+      detail::add_log_ratio(log_value, error,
+                            static_cast<long double>(count) / static_cast<long double>(s.N - seen));
       ++seen;
       bad += unsafe;
     }
@@ -182,7 +200,7 @@ class StratifiedCompositionEvidence {
     const detail::int128 up = static_cast<detail::int128>(u + 1 - s.x) * (s.N - u);
     const detail::int128 down = static_cast<detail::int128>(u + 1) * (s.N - u - s.t + s.x);
     long double d = 0.0L;
-    add(d, error, static_cast<long double>(up) / static_cast<long double>(down));
+    detail::add_log_ratio(d, error, static_cast<long double>(up) / static_cast<long double>(down));
     return d;
   }
 
@@ -207,8 +225,8 @@ class StratifiedCompositionEvidence {
     for (; need > 0; --need) {
       const auto k =
           static_cast<std::size_t>(std::min_element(next.begin(), next.end()) - next.begin());
-      log_value += next[k];
       error += next_error[k];
+      detail::add_rounded(log_value, error, next[k]);
       u[k] += 1;
       refresh(k);
     }

@@ -68,20 +68,23 @@ void read_output_flags(const Arguments& args, Inputs& in) {
   check_outputs(in, input_files(in));
 }
 
-// --sequential: what it takes instead of --draw, --gate and the fallback, and its own flags.
+// --sequential: what it takes instead of --draw and --gate, and its own flags.
 SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
-  for (const std::string_view flag : {"draw", "budget", "gate", "kappa", "override-gate",
-                                      "min-selection", "drop-unsafe-calibration"})
+  for (const std::string_view flag :
+       {"draw", "budget", "gate", "kappa", "override-gate", "drop-unsafe-calibration"})
     if (args.given(flag))
       throw BadInput(cat("--", flag,
                          " does not apply to --sequential (labels in the order of "
-                         "`ltt draw --sequential`; no gate, no fallback)"));
+                         "`ltt draw --sequential`; no gate)"));
   const bool interactive = args.flag("interactive");
   if (args.has("labels")) in.labels_file = args.text("labels");
   if (!in.labels_file && !interactive)
     throw BadInput("--sequential needs --labels (the first labels of the order) or --interactive");
   SequentialRequest r = read_walk_flags(args, in);
   r.interactive = interactive;
+  // The floor of the uncertified fallback's selection when nothing is certified
+  // (curation::sequential_fallback), as the fixed walk's --min-selection.
+  r.options.minimum_selection = args.count("min-selection");
   return r;
 }
 

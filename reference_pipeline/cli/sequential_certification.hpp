@@ -21,8 +21,8 @@
 //
 // The certificate is valid whenever the labeling stops (every stop rule is a stopping time),
 // so a run before any rule fires reports the certificate so far; its selection is S(lambda)
-// of the deepest certified step, empty while nothing is certified (a sequential refusal has
-// no uncertified fallback).
+// of the deepest certified step, or while nothing is certified the uncertified fallback's top
+// K (curation::sequential_fallback: K from an anytime bound, valid at any stopping time).
 
 #include <unistd.h>
 
@@ -218,15 +218,11 @@ inline void run_interactive(SequentialRun& run, const PoolFile& pool, std::istre
   err << "stopped: " << cur::stopping_reason_name(*run.reason()) << "\n";
 }
 
-// The selection the certificate describes: S(lambda) of the deepest certified step, pool
-// positions ascending; empty while nothing is certified.
+// The selection the certificate describes: S(lambda) of the deepest certified step, or the
+// uncertified fallback's S(threshold), pool positions ascending.
 inline std::vector<std::int64_t> sequential_selected(std::span<const double> scores,
                                                      const cur::SequentialCertificate& c) {
-  std::vector<std::int64_t> selected;
-  if (!c.certified) return selected;
-  for (std::size_t i = 0; i < scores.size(); ++i)
-    if (scores[i] >= c.threshold) selected.push_back(static_cast<std::int64_t>(i));
-  return selected;
+  return cur::selection_at(scores, c.threshold);
 }
 
 // An id as `ltt draw --json` writes it: a number when every id of the pool is an integer.
@@ -262,7 +258,8 @@ inline void write_sequential_json(JsonWriter& json, const SequentialRun& run,
   json.field("labels", in.labels_file)
       .field("interactive", request.interactive)
       .field("seed", in.seed)
-      .field("n", request.options.label_cap);
+      .field("n", request.options.label_cap)
+      .field("min_selection", request.options.minimum_selection);
   JsonFields{json}("grid", request.options.quantiles);
   json.end_object().end_object();
 }
@@ -295,14 +292,15 @@ inline SequentialResult sequential_result(const SequentialRun& run, const PoolFi
 inline void write_sequential_steps(std::ostream& out, const cur::SequentialCertificate& c) {
   out << cell("step", 4) << cell("quantile", 10) << cell("lambda", 14) << cell("N", 12)
       << cell("U*", 12) << cell("m", 7) << cell("k", 7) << cell("p_anytime", 14)
-      << cell("p_cap", 14) << cell("p", 14) << "  certified after\n";
+      << cell("p_cap", 14) << cell("p_tail", 14) << cell("p", 14) << "  certified after\n";
   for (std::size_t j = 0; j < c.steps.size(); ++j) {
     const cur::SequentialStep& s = c.steps[j];
     out << cell(std::to_string(j + 1), 4) << cell(shortest(s.quantile), 10)
         << cell(brief(s.lambda), 14) << cell(std::to_string(s.N), 12)
         << cell(std::to_string(s.null_boundary), 12) << cell(std::to_string(s.m), 7)
         << cell(std::to_string(s.k), 7) << cell(brief(s.p_anytime), 14)
-        << cell(s.p_cap ? brief(*s.p_cap) : std::string("-"), 14) << cell(brief(s.p), 14) << "  "
+        << cell(s.p_cap ? brief(*s.p_cap) : std::string("-"), 14)
+        << cell(s.p_tail ? brief(*s.p_tail) : std::string("-"), 14) << cell(brief(s.p), 14) << "  "
         << (s.certified_after ? cat(std::to_string(*s.certified_after), " labels")
                               : std::string("not rejected"))
         << "\n";
@@ -318,6 +316,21 @@ inline std::string planned_list(const SequentialRun& run, const PoolFile& pool) 
   return text;
 }
 
+// Refused so far: the uncertified fallback and the bound it rests on.
+inline void write_sequential_fallback(std::ostream& out, const cur::SequentialCertificate& c) {
+  const cur::SequentialFallback& f = *c.fallback_record;
+  out << "nothing certified (p_1 = " << brief(c.steps.front().p)
+      << " > delta = " << shortest(c.delta) << ")\n"
+      << "uncertified fallback: the top K = " << f.count << " of " << c.pool_size << " by score ("
+      << c.selection_size << " with ties at threshold " << brief(c.threshold) << ")\n"
+      << "  K = max(min(" << f.minimum_selection << ", N), " << f.population << " - "
+      << f.unsafe_upper << "): " << f.unsafe_upper << " bounds the unsafe count of the "
+      << f.population
+      << (c.order == cur::LabelOrder::stratified ? " trajectories of S_1" : " of the pool")
+      << " at level delta, at any stopping time (anytime bound; " << f.safe_labels << " of "
+      << f.labels << " labels safe)\n";
+}
+
 inline void write_sequential_summary(std::ostream& out, const SequentialRun& run,
                                      const cur::SequentialCertificate& c, const PoolFile& pool,
                                      const Inputs& in, const SequentialRequest& request,
@@ -330,6 +343,10 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
       << " distinct thresholds\n"
       << walk_state(c) << "\n\n";
   write_sequential_steps(out, c);
+  if (c.tail_from)
+    out << "fixed tail from label " << *c.tail_from + 1 << ": " << c.tail_size
+        << " labels drawn uniformly from the unlabeled part of the grid's largest selection, "
+           "each uncertified step tested at the tail's end (p_tail)\n";
   if (const auto reason = run.reason())
     out << "stopped by " << cur::stopping_reason_name(*reason) << " after " << c.labels_used
         << " labels\n";
@@ -350,7 +367,7 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
            "alpha = "
         << shortest(c.alpha) << " of S(lambda) unsafe] <= delta = " << shortest(c.delta) << "\n";
   else
-    out << "nothing certified (a sequential refusal has no uncertified fallback)\n";
+    write_sequential_fallback(out, c);
   write_files_summary(out, in, selection, static_cast<std::int64_t>(selection.written.size()),
                       dataset);
   if (in.record_file)

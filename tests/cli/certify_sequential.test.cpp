@@ -38,7 +38,7 @@ struct SequentialPool {
   std::string file;
   std::vector<double> score;
   std::vector<std::uint8_t> unsafe;
-  std::vector<std::int64_t> order;  // the positions the walk asks for, up to the cap of 200
+  std::vector<std::int64_t> order;  // the positions `--stop auto` asks for, up to the cap of 200
 };
 
 const SequentialPool& sequential_pool() {
@@ -56,9 +56,10 @@ const SequentialPool& sequential_pool() {
       p.unsafe.push_back((r + 1) * bad / count > r * bad / count ? 1 : 0);
       out << "t" << i << "," << pool_N - i << "\n";
     }
-    // the default (stratified) order depends on the labels: replay the library's walk
+    // the default (stratified) order depends on the labels: replay the library's walk (with
+    // `auto`'s fixed tail the order after the switch differs from the other rules')
     cur::SequentialSelectionOptions o;
-    cur::apply_stop_rule("cap", o);
+    cur::apply_stop_rule("auto", o);
     cur::SequentialWalk walk(p.score, o, seed);
     while (!walk.stopping_reason()) {
       const std::int64_t position = *walk.next_position();
@@ -70,16 +71,24 @@ const SequentialPool& sequential_pool() {
   return pool;
 }
 
-// The first `count` labels of the order (all of them if fewer) as a --labels file.
+// The first `count` labels of the order (all of them if fewer) as a --labels file; with
+// count = pool_N, every trajectory of the pool (the order's first), so any rule's walk finds
+// its labels.
 std::string label_file(const std::string& name, std::int64_t count) {
   const SequentialPool& p = sequential_pool();
   const std::string file = (scratch_dir() / name).string();
   std::ofstream out(file);
   out << "id,unsafe\n";
+  std::vector<std::uint8_t> written(static_cast<std::size_t>(pool_N), 0);
   for (std::int64_t t = 0; t < std::min<std::int64_t>(count, std::ssize(p.order)); ++t) {
     const std::int64_t pos = p.order[static_cast<std::size_t>(t)];
     out << "t" << pos << "," << int{p.unsafe[static_cast<std::size_t>(pos)]} << "\n";
+    written[static_cast<std::size_t>(pos)] = 1;
   }
+  if (count >= pool_N)
+    for (std::int64_t pos = 0; pos < pool_N; ++pos)
+      if (written[static_cast<std::size_t>(pos)] == 0)
+        out << "t" << pos << "," << int{p.unsafe[static_cast<std::size_t>(pos)]} << "\n";
   return file;
 }
 
@@ -242,6 +251,39 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[5]) + " next (label 6") !=
         std::string::npos);
 
+  // Nothing certified yet: the uncertified fallback, as the library's walk gives it after the
+  // same five labels, with --min-selection as its floor; the selection file holds it.
+  cur::SequentialSelectionOptions o;
+  cur::apply_stop_rule("cap", o);
+  o.minimum_selection = 7;
+  cur::SequentialWalk walk(p.score, o, seed);
+  for (std::size_t t = 0; t < 5; ++t)
+    walk.add_label(p.order[t], p.unsafe[static_cast<std::size_t>(p.order[t])] != 0);
+  const cur::SequentialCertificate fallback = walk.certificate();
+  REQUIRE(fallback.fallback_record);
+  const std::string sel_file = (scratch_dir() / "fallback_selection.csv").string();
+  const Result refused = run_ltt(certify_sequential_args("--labels '" + five +
+                                                         "' --stop cap --min-selection 7 --json "
+                                                         "--selection '" +
+                                                         sel_file + "'"));
+  REQUIRE_MESSAGE(refused.code == 0, refused.err);
+  const auto refused_json = json_object(refused.out);
+  CHECK(refused_json.at("fallback") == "true");
+  CHECK(refused_json.at("selection_size") == std::to_string(fallback.selection_size));
+  CHECK(json_query(refused.out, "d['fallback_record']['count']") ==
+        std::to_string(fallback.fallback_record->count));
+  CHECK(json_query(refused.out, "d['fallback_record']['unsafe_upper']") ==
+        std::to_string(fallback.fallback_record->unsafe_upper));
+  CHECK(json_query(refused.out, "d['fallback_record']['minimum_selection']") == "7");
+  CHECK(json_query(refused.out, "d['inputs']['min_selection']") == "7");
+  CHECK(lines(slurp(sel_file)) == fallback.selection_size);
+  const Result refused_text =
+      run_ltt(certify_sequential_args("--labels '" + five + "' --stop cap --min-selection 7"));
+  REQUIRE(refused_text.code == 0);
+  CHECK(refused_text.out.find("uncertified fallback: the top K = " +
+                              std::to_string(fallback.fallback_record->count)) !=
+        std::string::npos);
+
   // Labels past the stop are not used: the walk says where it stopped.
   const cur::SequentialCertificate want = library_walk("target:0", 200);
   const Result past = run_ltt(certify_sequential_args(
@@ -288,7 +330,7 @@ TEST_CASE("ltt certify --sequential --interactive: a pipe gives the file mode's 
   const cur::SequentialCertificate want = library_walk("auto", 200);
   const std::int64_t used = want.labels_used;
   const Result file_mode =
-      run_ltt(certify_sequential_args("--labels '" + label_file("all_i.csv", pool_N) + "' --json"));
+      run_ltt(certify_sequential_args("--labels '" + label_file("all_i.csv", used) + "' --json"));
   REQUIRE(file_mode.code == 0);
   // Every label on standard input (more than the walk needs: it stops reading at the rule).
   const Result piped = certify_piped(label_lines(0, used + 10), "--interactive --json");

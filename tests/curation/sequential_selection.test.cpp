@@ -11,6 +11,7 @@
 #include <ltt/bounds.hpp>
 #include <ltt/certification_rate.hpp>
 #include <ltt/fixed_sequence.hpp>
+#include <ltt/hypergeometric.hpp>
 #include <ltt/sequential_pvalue.hpp>
 #include <ltt/stratified_sequential_pvalue.hpp>
 
@@ -23,7 +24,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -324,6 +327,103 @@ TEST_CASE(
   check_false_certification_just_over_target(1, cur::LabelOrder::uniform);
 }
 
+namespace {
+
+// Monte Carlo false certification where the fixed tail can act (issue 24): pools of 1000 whose
+// first grid steps are clean and whose every S_j from step `clean` on sits on its boundary
+// (U_j = U*_j, margin about -0.003) or 1-1.5 points over, so the walk certifies the clean
+// steps, stalls on the first true null and may switch to the tail. Returns the false
+// certifications; counts the runs that switched and those a tail test certified.
+struct TailCell {
+  std::int64_t certified = 0, labels = 0, switched = 0, by_tail = 0;
+};
+
+struct BoundaryCase {
+  std::int64_t clean;
+  double u_top, over;
+};
+inline constexpr BoundaryCase boundary_pools[] = {
+    {2, 0.10, 0.0}, {5, 0.16, 0.0}, {2, 0.10, 0.015}, {5, 0.16, 0.01}};
+
+// The pool of boundary_pools[i], with its nulls checked: H_j false before `clean`, true after.
+Pool boundary_pool(const BoundaryCase& b) {
+  const Pool pool = ltt_test::make_boundary_pool(1000, b.clean, b.u_top, b.over, 0.25);
+  const cur::ThresholdGrid grid = cur::threshold_grid(pool.scores);
+  const std::vector<std::int64_t> U = ltt_test::grid_unsafe_counts(pool, grid);
+  for (std::size_t j = 0; j < U.size(); ++j) {
+    const bool true_null = U[j] >= ltt::null_boundary(grid.selection_size[j], 0.25);
+    REQUIRE(true_null == (static_cast<std::int64_t>(j) >= b.clean));
+  }
+  return pool;
+}
+
+TailCell false_certification_past_clean_steps(const Pool& pool, std::int64_t clean,
+                                              const std::string& rule, cur::LabelOrder order,
+                                              std::int64_t reps, std::uint64_t seed) {
+  cur::SequentialSelectionOptions options;
+  options.order = order;
+  cur::apply_stop_rule(rule, options);
+  TailCell cell;
+  for (std::int64_t r = 0; r < reps; ++r) {
+    const auto c = cur::sequential_selection(
+        pool.scores, pool.unsafe, seed * 1000003 + static_cast<std::uint64_t>(r), options);
+    cell.certified += c.certified_step.has_value() && *c.certified_step >= clean;
+    cell.labels += c.labels_used;
+    cell.switched += c.tail_from.has_value();
+    bool tail_certified = false;
+    for (const cur::SequentialStep& s : c.steps)
+      tail_certified = tail_certified || (s.rejected && s.p_tail && *s.p_tail <= options.delta);
+    cell.by_tail += tail_certified;
+  }
+  return cell;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sequential_selection: false certification <= delta past clean steps, the defaults' fixed "
+    "tail (Monte Carlo)") {
+  // the two on-the-boundary pools, `auto` in the stratified order (the only place the tail
+  // acts), 5000 runs each, seeds 2424 + i; the test fails if the 99.9% lower bound exceeds delta
+  constexpr std::int64_t reps = ltt_test::monte_carlo_draws(5000);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const BoundaryCase& b = boundary_pools[i];
+    const TailCell cell = false_certification_past_clean_steps(
+        boundary_pool(b), b.clean, "auto", cur::LabelOrder::stratified, reps, 2424 + i);
+    const double lower = ltt::clopper_pearson_lower(cell.certified, reps, 1e-3);
+    MESSAGE(b.clean << " clean steps, then every S_j on its boundary: false certification "
+                    << cell.certified << "/" << reps << " (99.9% lower bound " << lower
+                    << "), switched to the tail in " << cell.switched << ", certified by it in "
+                    << cell.by_tail << ", mean labels " << static_cast<double>(cell.labels) / reps);
+    CHECK(lower <= 0.1);
+    CHECK(cell.switched > 0);  // the tail is exercised
+  }
+}
+
+// The tables of docs/sequential.md, "The fixed tail" (not in the suite: run with --no-skip):
+// every stop rule and both orders on the four boundary pools, 5000 runs per cell.
+TEST_CASE("sequential_selection: measure false certification past clean steps" * doctest::skip()) {
+  const std::string rules[] = {"cap", "target:0", "target:11", "early-refusal", "stall:20", "auto"};
+  for (std::size_t i = 0; i < std::size(boundary_pools); ++i) {
+    const BoundaryCase& b = boundary_pools[i];
+    const Pool pool = boundary_pool(b);
+    MESSAGE("pool " << i << ": " << b.clean << " clean steps at " << b.u_top
+                    << ", then every S_j at U*_j + floor(" << b.over << " N_j)");
+    for (std::size_t r = 0; r < std::size(rules); ++r)
+      for (const cur::LabelOrder order : {cur::LabelOrder::stratified, cur::LabelOrder::uniform}) {
+        const TailCell cell = false_certification_past_clean_steps(
+            pool, b.clean, rules[r], order, 5000,
+            2500 + 20 * i + 2 * r + (order == cur::LabelOrder::uniform));
+        MESSAGE("  " << rules[r] << ", " << cur::label_order_name(order) << ": false "
+                     << cell.certified << "/5000 = " << static_cast<double>(cell.certified) / 5000
+                     << " [" << ltt::clopper_pearson_lower(cell.certified, 5000, 0.05) << ", "
+                     << ltt::clopper_pearson_upper(cell.certified, 5000, 0.05) << "], switched "
+                     << cell.switched << ", by the tail " << cell.by_tail << ", mean labels "
+                     << static_cast<double>(cell.labels) / 5000);
+      }
+  }
+}
+
 TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, against fixed n = 200") {
   // The paper's grid on 2000 trajectories: S_1 is the top 301, so about 15% of the labels land
   // in it. Sequential runs stop at the first certificate (target step 0) or at the cap n = 200;
@@ -411,14 +511,17 @@ TEST_CASE("sequential_selection: stop rules stall:L and auto, and apply_stop_rul
   cur::apply_stop_rule("auto", o);
   CHECK(o.early_refusal);
   CHECK(o.stall_labels == cur::auto_stall_labels);
+  CHECK(o.fixed_tail);
   CHECK_FALSE(o.target_step);
   cur::apply_stop_rule("target:3", o);
   CHECK(o.target_step == 3);
   CHECK_FALSE(o.early_refusal);
   CHECK_FALSE(o.stall_labels);
+  CHECK_FALSE(o.fixed_tail);
   cur::apply_stop_rule("stall:7", o);
   CHECK(o.stall_labels == 7);
   CHECK_FALSE(o.target_step);
+  CHECK_FALSE(o.fixed_tail);
   cur::apply_stop_rule("cap", o);
   CHECK_FALSE(o.stall_labels);
   CHECK_FALSE(o.early_refusal);
@@ -473,22 +576,145 @@ TEST_CASE("sequential_selection: early refusal on pools with margin <= -0.10 (Mo
         options.order = order;
         options.label_cap = n;
         cur::apply_stop_rule(rule, options);
-        std::int64_t labels = 0, certified = 0;
-        std::vector<std::int64_t> used;
+        // the fallback's bound, at the stopping time, on the unsafe count of what the labels
+        // were drawn from: S_1 (stratified) or the pool (uniform)
+        const std::int64_t N1 = cur::threshold_grid(pool.scores).selection_size[0];
+        const std::int64_t population_unsafe = std::count(
+            pool.unsafe.begin(),
+            order == cur::LabelOrder::stratified ? pool.unsafe.begin() + N1 : pool.unsafe.end(),
+            std::uint8_t{1});
+        std::int64_t labels = 0, certified = 0, refused = 0, uncovered = 0;
         for (std::int64_t r = 0; r < reps; ++r) {
           const auto c = cur::sequential_selection(pool.scores, pool.unsafe,
                                                    9000 + static_cast<std::uint64_t>(r), options);
           labels += c.labels_used;
           certified += c.certified;
+          if (c.certified) continue;
+          ++refused;
+          uncovered += population_unsafe > c.fallback_record->unsafe_upper;
         }
         const double mean = static_cast<double>(labels) / reps;
         MESSAGE("margin " << margin << ", --stop " << rule << ", " << cur::label_order_name(order)
                           << " order: mean labels " << mean << " of " << n << ", certified "
-                          << certified << "/" << reps);
+                          << certified << "/" << reps << "; fallback bound below the truth in "
+                          << uncovered << "/" << refused << " refusals");
         CHECK(ltt::clopper_pearson_lower(certified, reps, 1e-3) <= 0.1);  // false, all of them
         CHECK(ltt_test::mean_at_most(mean, reps, full_reps, n, 0.6 * n));
+        CHECK(ltt::clopper_pearson_lower(uncovered, refused, 1e-3) <= 0.1);
       }
   }
+}
+
+TEST_CASE("sequential_selection: the fixed tail: where its labels come from and its test") {
+  // issue 24's held-out pool: purity falls with depth, so `auto` switches to the tail
+  const Pool pool = ltt_test::make_degrading_pool(2000, 0.05, 0.35, 0.50);
+  const std::int64_t N = 2000;
+  const cur::ThresholdGrid grid = cur::threshold_grid(pool.scores);
+  const std::int64_t G = grid.selection_size.back();  // the grid's largest selection: the top G
+  cur::SequentialSelectionOptions options;
+  cur::apply_stop_rule("auto", options);
+  std::int64_t switched = 0;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    CAPTURE(seed);
+    std::vector<std::int64_t> order;  // the positions in the order the walk asked for them
+    const auto c = cur::sequential_selection(
+        pool.scores, seed,
+        [&](std::int64_t position) {
+          order.push_back(position);
+          return pool.unsafe[static_cast<std::size_t>(position)] != 0;
+        },
+        options);
+    if (!c.tail_from) continue;
+    ++switched;
+    const std::int64_t T = *c.tail_from;
+    REQUIRE(T >= 1);
+    CHECK(c.tail_size == options.label_cap - T);  // G is far larger than the cap
+    CHECK(c.labels_used == T + c.tail_size);
+    // the tail: the second permutation's members of the top G not labeled before, in order
+    std::vector<std::uint8_t> before(static_cast<std::size_t>(N), 0);
+    for (std::int64_t i = 0; i < T; ++i) before[static_cast<std::size_t>(order[i])] = 1;
+    std::vector<std::int64_t> tail;
+    for (const std::int64_t position : cur::draw_label_order(N, N, cur::tail_seed(seed)))
+      if (position < G && before[static_cast<std::size_t>(position)] == 0 &&
+          static_cast<std::int64_t>(tail.size()) < c.tail_size)
+        tail.push_back(position);
+    CHECK(std::vector<std::int64_t>(order.begin() + T, order.end()) == tail);
+    // each step uncertified at the switch: its tail test recomputed from the counts
+    for (const cur::SequentialStep& s : c.steps) {
+      const bool open_at_switch = !s.certified_after || *s.certified_after > T;
+      REQUIRE(s.known_m.has_value() == open_at_switch);
+      if (!open_at_switch) continue;
+      REQUIRE(s.p_tail);
+      const std::int64_t bad = s.null_boundary - *s.known_k, left = s.N - *s.known_m;
+      const double exact =
+          bad <= 0     ? 1.0
+          : bad > left ? 0.0
+                       : ltt::hypergeometric_cdf(s.k - *s.known_k, left, bad, s.m - *s.known_m);
+      const double want = std::min(1.0, exact / (0.5 + 0.5 * *s.switch_evidence));
+      CHECK(*s.p_tail >= want);
+      CHECK(*s.p_tail <= want * (1 + 1e-12));
+      CHECK(s.rejected == (s.p <= options.delta));
+      if (s.certified_after) CHECK(*s.certified_after == c.labels_used);  // only at the end
+    }
+  }
+  CHECK(switched >= 3);
+  // without the tail (stall:20, or the uniform order) no run switches
+  cur::apply_stop_rule("stall:20", options);
+  CHECK_FALSE(cur::sequential_selection(pool.scores, pool.unsafe, 1, options).tail_from);
+  cur::apply_stop_rule("auto", options);
+  options.order = cur::LabelOrder::uniform;
+  CHECK_FALSE(cur::sequential_selection(pool.scores, pool.unsafe, 1, options).tail_from);
+}
+
+TEST_CASE("sequential_selection: a refusal returns the uncertified fallback and its bound") {
+  // S_1 45% unsafe: refused under early refusal in both orders
+  const Pool pool = make_pool(2000, 0.45, 0.5);
+  const std::int64_t N = 2000, N1 = cur::threshold_grid(pool.scores).selection_size[0];
+  for (const cur::LabelOrder order : {cur::LabelOrder::stratified, cur::LabelOrder::uniform}) {
+    cur::SequentialSelectionOptions options;
+    options.order = order;
+    cur::apply_stop_rule("early-refusal", options);
+    options.minimum_selection = 40;
+    const cur::SequentialCertificate c =
+        cur::sequential_selection(pool.scores, pool.unsafe, 5, options);
+    REQUIRE_FALSE(c.certified);
+    CHECK(c.reason == cur::StoppingReason::early_refusal);
+    REQUIRE(c.fallback);
+    REQUIRE(c.fallback_record);
+    const cur::SequentialFallback& f = *c.fallback_record;
+    // the labels the walk read, recomputed from the seeded permutation: S_1's members in
+    // order (stratified, nothing certified) or the permutation from the top (uniform)
+    std::vector<std::uint8_t> labels;
+    for (const std::int64_t position : cur::draw_label_order(N, N, 5)) {
+      if (static_cast<std::int64_t>(labels.size()) == c.labels_used) break;
+      if (order == cur::LabelOrder::stratified && position >= N1) continue;  // scores N - i
+      labels.push_back(pool.unsafe[static_cast<std::size_t>(position)]);
+    }
+    const std::int64_t population = order == cur::LabelOrder::stratified ? N1 : N;
+    CHECK(f.population == population);
+    CHECK(f.labels == c.labels_used);
+    CHECK(f.safe_labels == c.labels_used - c.unsafe_labels);
+    CHECK(f.unsafe_upper == ltt::anytime_unsafe_upper_bound(labels, population, options.delta));
+    CHECK(f.unsafe_upper >= c.unsafe_labels);
+    CHECK(f.safe_lower == population - f.unsafe_upper);
+    CHECK(f.minimum_selection == 40);
+    CHECK(f.count == std::max<std::int64_t>(40, f.safe_lower));
+    // the top K by score (all scores distinct): threshold the K-th largest
+    CHECK(c.threshold == static_cast<double>(N - f.count + 1));
+    CHECK(c.selection_size == f.count);
+    CHECK(c.quantile == doctest::Approx(1.0 - static_cast<double>(f.count) / N));
+    MESSAGE(cur::label_order_name(order)
+            << ": refused after " << c.labels_used << " labels (" << c.unsafe_labels
+            << " unsafe); unsafe count of the " << population << " at most " << f.unsafe_upper
+            << ", K = " << f.count);
+  }
+  // certified: no fallback
+  cur::SequentialSelectionOptions options;
+  const cur::SequentialCertificate c = cur::sequential_selection(
+      make_pool(2000, 0.0, 0.05).scores, make_pool(2000, 0.0, 0.05).unsafe, 5, options);
+  CHECK(c.certified);
+  CHECK_FALSE(c.fallback);
+  CHECK_FALSE(c.fallback_record);
 }
 
 TEST_CASE("sequential_selection: argument checking names the parameter") {
@@ -530,4 +756,108 @@ TEST_CASE("sequential_selection: argument checking names the parameter") {
   check_throws_naming([&] { walk.add_label(next, false); }, "position");
   check_throws_naming([] { (void)cur::parse_label_order("sorted"); }, "order");
   check_throws_naming([] { cur::draw_label_order(10, 11, 1); }, "count");
+}
+
+namespace {
+
+// One measured procedure on one pool: certification rate, mean certified depth (0 when
+// refused), labels used and the returned step's distribution (index 0: refused).
+struct DepthMeasure {
+  std::int64_t runs = 0, certified = 0, depth = 0, labels = 0;
+  std::vector<std::int64_t> used, returned;
+
+  void add(std::optional<std::int64_t> step, std::int64_t labels_used, std::int64_t grid) {
+    if (returned.empty()) returned.assign(static_cast<std::size_t>(grid + 1), 0);
+    ++runs;
+    certified += step.has_value();
+    depth += step ? *step + 1 : 0;
+    labels += labels_used;
+    used.push_back(labels_used);
+    ++returned[static_cast<std::size_t>(step ? *step + 1 : 0)];
+  }
+  double rate() const { return static_cast<double>(certified) / static_cast<double>(runs); }
+  double mean_depth() const { return static_cast<double>(depth) / static_cast<double>(runs); }
+  double mean_labels() const { return static_cast<double>(labels) / static_cast<double>(runs); }
+  std::string text() const {
+    std::vector<std::int64_t> sorted = used;
+    std::sort(sorted.begin(), sorted.end());
+    std::ostringstream out;
+    out << "rate " << rate() << " [" << ltt::clopper_pearson_lower(certified, runs, 0.05) << ", "
+        << ltt::clopper_pearson_upper(certified, runs, 0.05) << "], depth " << mean_depth()
+        << ", labels mean " << mean_labels() << " median " << sorted[sorted.size() / 2] << " p90 "
+        << sorted[(9 * sorted.size() + 9) / 10 - 1] << "; steps (refused, 1..J)";
+    for (const std::int64_t count : returned) out << " " << count;
+    return out.str();
+  }
+};
+
+DepthMeasure measure_fixed(const Pool& pool, std::int64_t runs, std::int64_t n,
+                           std::uint64_t seed) {
+  DepthMeasure m;
+  const std::int64_t N = static_cast<std::int64_t>(pool.scores.size());
+  for (std::int64_t r = 0; r < runs; ++r) {
+    const auto cal = cur::label_calibration(
+        cur::draw_calibration(N, n, seed + static_cast<std::uint64_t>(r)), pool.unsafe);
+    const auto sel = cur::calibrated_selection(pool.scores, cal, {});
+    m.add(sel.certificate.certified_step, n, sel.certificate.grid_size);
+  }
+  return m;
+}
+
+DepthMeasure measure_sequential(const Pool& pool, std::int64_t runs,
+                                const cur::SequentialSelectionOptions& options,
+                                std::uint64_t seed) {
+  DepthMeasure m;
+  for (std::int64_t r = 0; r < runs; ++r) {
+    const auto c = cur::sequential_selection(pool.scores, pool.unsafe,
+                                             seed + static_cast<std::uint64_t>(r), options);
+    m.add(c.certified_step, c.labels_used, c.grid_size);
+  }
+  return m;
+}
+
+}  // namespace
+
+// The tables of docs/sequential.md, "Degrading pools" (not part of the suite: run with
+// `build/bin/unit_tests -tc="*measure degrading*" --no-skip -s`; LTT_MEASURE_RUNS sets the runs
+// per cell, 500 by default; LTT_MEASURE_GRADED=1 measures issue 16's graded pools instead).
+// Fixed n = 200 on seeds 5000 + r, sequential on 7000 + r.
+TEST_CASE("sequential_selection: measure degrading pools" * doctest::skip()) {
+  const char* env = std::getenv("LTT_MEASURE_RUNS");
+  const std::int64_t runs = env ? std::atoll(env) : 500;
+  struct Config {
+    std::string name;
+    cur::LabelOrder order;
+    std::string stop;
+    bool tail = true;
+  };
+  const auto stratified = cur::LabelOrder::stratified, uniform = cur::LabelOrder::uniform;
+  const Config configs[] = {
+      {"stratified, auto (the defaults: with the fixed tail)", stratified, "auto"},
+      {"stratified, auto without the tail (issue 16's defaults)", stratified, "auto", false},
+      {"stratified, stall:20", stratified, "stall:20"},
+      {"stratified, cap", stratified, "cap"},
+      {"stratified, target:0", stratified, "target:0"},
+      {"uniform, auto", uniform, "auto"},
+      {"uniform, cap", uniform, "cap"}};
+  std::vector<std::pair<std::string, Pool>> pools;
+  if (std::getenv("LTT_MEASURE_GRADED")) {
+    for (const double u1 : {0.0, 0.02, 0.05, 0.10})
+      pools.emplace_back("graded u1 " + std::to_string(u1), make_pool(2000, u1, u1 + 0.05));
+  } else {
+    for (const ltt_test::DegradingCase& d : ltt_test::degrading_family)
+      pools.emplace_back("degrading u_top " + std::to_string(d.u_top) + ", top " +
+                             std::to_string(d.top_share) + ", rest " + std::to_string(d.u_rest),
+                         ltt_test::make_degrading_pool(2000, d.u_top, d.top_share, d.u_rest));
+  }
+  for (const auto& [name, pool] : pools) {
+    MESSAGE(name << ": fixed n = 200: " << measure_fixed(pool, runs, 200, 5000).text());
+    for (const Config& config : configs) {
+      cur::SequentialSelectionOptions options;
+      options.order = config.order;
+      cur::apply_stop_rule(config.stop, options);
+      options.fixed_tail = options.fixed_tail && config.tail;
+      MESSAGE("  " << config.name << ": " << measure_sequential(pool, runs, options, 7000).text());
+    }
+  }
 }

@@ -2,11 +2,13 @@
 // (posterior normalised over every u, minimum over u >= U*, running maximum) computed directly
 // in long double on small selections; anytime validity by Monte Carlo under the boundary null
 // U = U* (fixed seeds, a Clopper-Pearson tolerance, so the test fails if the guarantee breaks);
-// power on clean selections; argument checking.
+// power on clean selections; the rounding bound after 200,000 labels against a __float128
+// reference; argument checking.
 
 #include <ltt/bounds.hpp>
 #include <ltt/pvalue.hpp>
 #include <ltt/sequential_pvalue.hpp>
+#include <ltt/stratified_sequential_pvalue.hpp>
 
 #include <curation/detail/random.hpp>
 
@@ -22,6 +24,8 @@
 #include <limits>
 #include <random>
 #include <vector>
+
+#include <quadmath.h>
 
 namespace {
 
@@ -209,6 +213,129 @@ TEST_CASE("sequential_pvalue: absorbing cases and the exact boundary") {
     for (auto x : seq) r.update(x != 0);
     return r.pvalue();
   }());
+}
+
+// issue 24: the rounding error of a running sum grows with the sum, and 200,000 labels give
+// |log L_t(U*)| near 6e4. The reference carries every log and sum in __float128 (113-bit
+// significand: its error is below 1e-25 here), and the minimum over u >= U* is at U* whenever
+// the exact integer comparison says so; the computed evidence must never exceed it, and the
+// bound must not cost more than 1e-7 in log evidence.
+TEST_CASE("sequential_pvalue: rounding bound holds after 200,000 labels (__float128 reference)") {
+  const std::int64_t N = 4'000'000, t_max = 200'000;
+  const double alpha = 0.25;
+  const ltt::BetaMixturePrior prior = ltt::sequential_default_prior(alpha);
+  const std::int64_t U = ltt::null_boundary(N, alpha);
+  long double worst_excess = -1.0L, worst_gap = 0.0L;
+  for (const double rate : {0.05, 0.2}) {
+    std::mt19937_64 rng(24);
+    std::bernoulli_distribution unsafe_draw(rate);
+    auto p = ltt::SequentialCompositionPvalue::at_level(N, alpha, prior);
+    ltt::StratifiedCompositionEvidence strata({N}, prior);
+    std::vector<__float128> log_m;
+    for (const double w : prior.weights) log_m.push_back(logq(static_cast<__float128>(w)));
+    __float128 log_L = 0, running = 0, last = 0;
+    std::int64_t t = 0, k = 0;
+    bool final_at_boundary = false;
+    while (t < t_max) {
+      const bool unsafe = unsafe_draw(rng);
+      const __float128 left = static_cast<__float128>(N - t);
+      log_L += logq(static_cast<__float128>(unsafe ? U - k : N - U - (t - k)) / left);
+      for (std::size_t i = 0; i < log_m.size(); ++i) {
+        const __float128 a = prior.components[i].a, b = prior.components[i].b;
+        const __float128 tq = static_cast<__float128>(t), kq = static_cast<__float128>(k);
+        log_m[i] += logq((unsafe ? kq + a : tq - kq + b) / (tq + a + b));
+      }
+      p.update(unsafe);
+      strata.update(0, unsafe);
+      ++t;
+      k += unsafe;
+      // L(U* + 1) <= L(U*): the minimum over u >= U* is at U* (exact, 128-bit)
+      const bool at_boundary = static_cast<ltt::detail::int128>(U + 1) * (N - U - t + k) <=
+                               static_cast<ltt::detail::int128>(U + 1 - k) * (N - U);
+      const __float128 top = std::max(log_m[0], log_m[1]);
+      last = top + logq(expq(log_m[0] - top) + expq(log_m[1] - top)) - log_L;
+      if (at_boundary) running = std::max(running, last);
+      final_at_boundary = at_boundary;
+    }
+    const auto check = [&](long double computed, __float128 exact) {
+      const auto excess = static_cast<long double>(static_cast<__float128>(computed) - exact);
+      worst_excess = std::max(worst_excess, excess);
+      worst_gap = std::max(worst_gap, -excess);
+    };
+    check(p.log_evidence(), running);
+    REQUIRE(final_at_boundary);  // every rate here is below alpha by a margin t_max resolves
+    check(strata.log_evidence(1, U), std::max<__float128>(0, last));
+    MESSAGE("unsafe rate " << rate << ": log evidence " << static_cast<double>(running)
+                           << ", worst computed - exact so far "
+                           << static_cast<double>(worst_excess));
+  }
+  MESSAGE("worst computed - exact: " << static_cast<double>(worst_excess)
+                                     << " (must be <= 0), worst gap "
+                                     << static_cast<double>(worst_gap));
+  CHECK(worst_excess <= 0.0L);
+  CHECK(worst_gap <= 1e-7L);
+}
+
+// The bound against its definition: b - 1 for the smallest b above the unsafe labels whose
+// anytime p-value (brute force, uniform prior) is at most delta. Near-ties at delta are
+// allowed to go either way by a relative 1e-9.
+TEST_CASE("sequential_pvalue: anytime_unsafe_upper_bound agrees with the definition") {
+  const ltt::BetaMixturePrior uniform{ltt::BetaBinomialPrior{1.0, 1.0}};
+  std::mt19937_64 rng(2401);
+  std::int64_t compared = 0;
+  for (const std::int64_t N : {1, 7, 18, 25}) {
+    for (int order = 0; order < 6; ++order) {
+      const std::int64_t U = ltt::curation::detail::uniform_below(rng, N + 1);
+      std::vector<int> population(static_cast<std::size_t>(N), 0);
+      std::fill(population.begin(), population.begin() + U, 1);
+      std::shuffle(population.begin(), population.end(), rng);
+      for (const std::int64_t t : {std::int64_t{0}, N / 3, N}) {
+        const std::vector<int> seen(population.begin(), population.begin() + t);
+        const std::vector<std::uint8_t> labels(seen.begin(), seen.end());
+        const std::int64_t k = std::count(seen.begin(), seen.end(), 1);
+        for (const double delta : {0.05, 0.2}) {
+          const auto smallest = [&](double level) {
+            for (std::int64_t b = k + 1; b <= N; ++b)
+              if (!seen.empty() && brute_force_pvalues(N, b, seen, uniform).back() <= level)
+                return b - 1;
+            return N;
+          };
+          const std::int64_t bound = ltt::anytime_unsafe_upper_bound(labels, N, delta, uniform);
+          CHECK(bound >= smallest(delta * (1.0 - 1e-9)));  // never tighter than the definition
+          CHECK(bound <= smallest(delta * (1.0 + 1e-9)));
+          CHECK(bound >= k);
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared == 4 * 6 * 3 * 2);
+}
+
+// Pr[exists t: U > bound_t] <= delta: the bound after every label of complete
+// without-replacement orders (seed 2402), the test failing if the 99.9% Clopper-Pearson lower
+// bound of the crossing rate exceeds delta.
+TEST_CASE("sequential_pvalue: anytime_unsafe_upper_bound covers at every t (Monte Carlo)") {
+  const std::int64_t N = 60, orders = ltt_test::monte_carlo_draws(400);
+  const double delta = 0.1;
+  std::mt19937_64 rng(2402);
+  for (const std::int64_t U : {6, 30}) {
+    std::vector<std::uint8_t> population(static_cast<std::size_t>(N), 0);
+    std::fill(population.begin(), population.begin() + U, std::uint8_t{1});
+    std::int64_t crossed = 0;
+    for (std::int64_t r = 0; r < orders; ++r) {
+      std::shuffle(population.begin(), population.end(), rng);
+      for (std::int64_t t = 1; t <= N; ++t)
+        if (ltt::anytime_unsafe_upper_bound(
+                std::span(population).first(static_cast<std::size_t>(t)), N, delta) < U) {
+          ++crossed;
+          break;
+        }
+    }
+    MESSAGE("N = " << N << ", U = " << U << ": bound below U at some t in " << crossed << " of "
+                   << orders);
+    CHECK(ltt::clopper_pearson_lower(crossed, orders, 1e-3) <= delta);
+  }
 }
 
 TEST_CASE("sequential_pvalue: argument checking names the parameter") {

@@ -75,7 +75,7 @@ TEST_CASE("stratified_sequential_pvalue: agrees with the definition on small str
                                           ltt::sequential_default_prior(0.25),
                                           ltt::BetaBinomialPrior{0.5, 3.0}};
   const std::vector<std::vector<std::int64_t>> layouts = {{9}, {5, 7}, {6, 3, 8}, {4, 4, 4}};
-  long double worst = 0.0L;
+  long double worst = 0.0L, worst_minimum = 0.0L;
   std::int64_t compared = 0;
   for (const auto& sizes : layouts)
     for (const auto& prior : priors)
@@ -111,6 +111,16 @@ TEST_CASE("stratified_sequential_pvalue: agrees with the definition on small str
             for (std::int64_t U_star = 1; U_star <= size; ++U_star) {
               const long double brute = brute_evidence(ppr, U_star);
               const long double got = e.log_evidence(s, U_star);
+              // the unclamped minimum, below 0 as well as above
+              const long double minimum = e.log_minimum(s, U_star);
+              if (std::isinf(brute)) {
+                CHECK(minimum == HUGE_VALL);
+              } else {
+                const long double difference = std::log(brute) - minimum;
+                worst_minimum = std::max(worst_minimum, std::fabs(difference));
+                CHECK(difference >= -1e-16L);
+                CHECK(difference <= 1e-11L);
+              }
               ++compared;
               if (std::isinf(brute)) {
                 CHECK(got == HUGE_VALL);
@@ -127,7 +137,8 @@ TEST_CASE("stratified_sequential_pvalue: agrees with the definition on small str
           }
         }
       }
-  MESSAGE(compared << " comparisons, worst log difference " << static_cast<double>(worst));
+  MESSAGE(compared << " comparisons, worst log difference " << static_cast<double>(worst)
+                   << " (log_minimum: " << static_cast<double>(worst_minimum) << ")");
 }
 
 TEST_CASE("stratified_sequential_pvalue: one stratum is the sequential p-value") {
