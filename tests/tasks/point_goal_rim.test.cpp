@@ -159,7 +159,7 @@ TEST_CASE("point-goal-rim: the behavior pool is seeded and its costs spread arou
   CHECK(near_fraction >= 0.2);
   CHECK(q95 >= 2.5 * b);
   CHECK(static_cast<double>(safe_moving) / static_cast<double>(episodes - unsafe) >= 0.9);
-  ltt_test::check_dsrl_round_trip(pool, "point-goal");
+  ltt_test::check_dsrl_round_trip(pool, "point-goal-rim");
 }
 
 TEST_CASE("point-goal-rim: the threshold orders the cost, and bad thresholds name the parameter") {
