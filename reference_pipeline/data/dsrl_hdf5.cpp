@@ -10,6 +10,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -65,7 +66,17 @@ class Unpack {
   std::size_t at_ = 0;
 };
 
-// What the parent knows of one of the seven keys: absent, refused (error names why), or its
+// The keys the survey looks at: the seven, then the world geometry's (world_geometry.hpp).
+constexpr std::array<std::string_view, std::size(dsrl_keys) + std::size(world_keys)>
+    surveyed_keys = [] {
+      std::array<std::string_view, std::size(dsrl_keys) + std::size(world_keys)> keys{};
+      std::size_t k = 0;
+      for (const std::string_view key : dsrl_keys) keys[k++] = key;
+      for (const std::string_view key : world_keys) keys[k++] = key;
+      return keys;
+    }();
+
+// What the parent knows of one of the surveyed keys: absent, refused (error names why), or its
 // column; for a column of one value per row also its values, or why they cannot be read.
 struct KeySurvey {
   bool present = false;
@@ -160,12 +171,18 @@ class Hdf5Source final : public DsrlSource {
       out.step("opening it");
       const Input in = open_input(path_, name_);
       std::vector<unsigned char> survey;
-      std::vector<std::optional<Dataset>> columns(std::size(dsrl_keys));
-      for (std::size_t k = 0; k < std::size(dsrl_keys); ++k) {
-        const std::string_view key = dsrl_keys[k];
+      std::vector<std::optional<Dataset>> columns(surveyed_keys.size());
+      for (std::size_t k = 0; k < surveyed_keys.size(); ++k) {
+        const std::string_view key = surveyed_keys[k];
         const std::string name(key);
         out.step(cat("opening ", key_text(key)));
-        const htri_t exists = H5Lexists(in.file.get(), name.c_str(), H5P_DEFAULT);
+        // A key in a group exists only if its group does: libhdf5 1.10 fails, not says no,
+        // on a path whose group is missing.
+        const std::size_t slash = name.find('/');
+        htri_t exists = 1;
+        if (slash != std::string::npos)
+          exists = H5Lexists(in.file.get(), name.substr(0, slash).c_str(), H5P_DEFAULT);
+        if (exists > 0) exists = H5Lexists(in.file.get(), name.c_str(), H5P_DEFAULT);
         put(survey, std::int64_t{exists != 0});
         if (exists == 0) continue;
         try {
@@ -182,13 +199,13 @@ class Hdf5Source final : public DsrlSource {
           put(survey, e.what());
         }
       }
-      for (std::size_t k = 0; k < std::size(dsrl_keys); ++k) {
+      for (std::size_t k = 0; k < surveyed_keys.size(); ++k) {
         put(survey, std::int64_t{columns[k].has_value()});
         if (!columns[k]) continue;
-        out.step(cat("reading ", key_text(dsrl_keys[k])));
+        out.step(cat("reading ", key_text(surveyed_keys[k])));
         std::vector<unsigned char> values;
         try {
-          for_each_double_block(*columns[k], name_, dsrl_keys[k],
+          for_each_double_block(*columns[k], name_, surveyed_keys[k],
                                 [&](const double* x, std::size_t n) {
                                   const auto* p = reinterpret_cast<const unsigned char*>(x);
                                   values.insert(values.end(), p, p + n * sizeof(double));
@@ -269,8 +286,8 @@ class Hdf5Source final : public DsrlSource {
  private:
   const KeySurvey& survey(std::string_view key) const {
     const auto k = static_cast<std::size_t>(
-        std::find(std::begin(dsrl_keys), std::end(dsrl_keys), key) - std::begin(dsrl_keys));
-    if (k == std::size(dsrl_keys))
+        std::find(surveyed_keys.begin(), surveyed_keys.end(), key) - surveyed_keys.begin());
+    if (k == surveyed_keys.size())
       throw std::logic_error(cat("Hdf5Source: ", in_quotes(key), " is not a DSRL key"));
     return keys_[k];
   }
@@ -303,7 +320,7 @@ class Hdf5Source final : public DsrlSource {
 
   fs::path path_;
   std::string name_;
-  KeySurvey keys_[std::size(dsrl_keys)];
+  KeySurvey keys_[surveyed_keys.size()];
 };
 
 }  // namespace

@@ -83,6 +83,15 @@ void write_npy_directory(const fs::path& path, const DsrlDataset& dataset) {
     for (const std::string_view key : dsrl_keys)
       write_stream(temporary / cat(key, ".npy"), path.string(),
                    [&](std::ostream& out) { write_npy(out, dataset[key]); });
+    if (!dataset.world) return;
+    for (const std::string_view key : world_keys) {
+      const fs::path file = temporary / cat(key, ".npy");
+      std::error_code ec;
+      fs::create_directories(file.parent_path(), ec);
+      if (ec) fail(path.string(), cat("cannot create ", in_quotes(file.parent_path().filename().string()), ": ", ec.message()));
+      write_stream(file, path.string(),
+                   [&](std::ostream& out) { write_npy(out, (*dataset.world)[key]); });
+    }
   });
 }
 
