@@ -50,12 +50,7 @@ ltt::data::DsrlDataset pool_with_world() {
 }
 
 void check_same_world(const ltt::data::WorldGeometry& a, const ltt::data::WorldGeometry& b) {
-  for (const std::string_view key : ltt::data::world_keys) {
-    CAPTURE(key);
-    CHECK(a[key].shape == b[key].shape);
-    CHECK(a[key].dtype == b[key].dtype);
-    CHECK(a[key].bytes == b[key].bytes);
-  }
+  check_same_arrays(a, b, ltt::data::world_keys);
 }
 
 std::vector<fs::path> targets(const fs::path& dir, std::string_view stem) {
