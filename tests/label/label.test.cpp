@@ -108,6 +108,11 @@ TEST_SUITE("label") {
          "--show"},
         {"label compare --dataset '" + data + "/data.hdf5' --out '" + out + "' --segment 500",
          "--segment"},
+        {"label budget --dataset '" + data + "/bad_world.hdf5' --scores '" + data +
+             "/scores.csv' --n 36 --out '" + out + "'",
+         "world geometry: key 'infos/position' has shape"},
+        {"label compare --dataset '" + data + "/bad_world.hdf5' --out '" + out + "'",
+         "world geometry: key 'infos/position' has shape"},
     };
     for (const Bad& bad : cases) {
       CAPTURE(bad.args);
