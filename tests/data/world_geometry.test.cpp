@@ -165,4 +165,15 @@ TEST_CASE("world geometry: incomplete or inconsistent is refused, one line namin
   refused(h5, {"'infos/position' is missing"});
 }
 
+TEST_CASE("world geometry: a key that kills libhdf5 is refused by its reader alone") {
+  if (!LTT_TEST_HDF5) return;
+  // world/arena's type makes libhdf5 die when it opens the key: the seven keys read as before
+  // (the world keys are surveyed only when asked for), and the geometry is refused by name.
+  const fs::path in = fixture("dsrl/crash_in_world_key.hdf5");
+  const ltt::data::DsrlPool pool = ltt::data::load_dsrl_pool(in);
+  CHECK(pool.size() == 2);
+  check_data_error([&] { ltt::data::read_world_geometry(in, pool); },
+                   {in.string(), ": corrupted HDF5: libhdf5 crashed (", "opening key 'world/arena'"});
+}
+
 }  // namespace world_geometry_test
