@@ -129,12 +129,23 @@ void check_directory_destination(const fs::path& path) {
   if (!S_ISDIR(st->st_mode))
     cannot_write(path, cat("it is ", node_kind(st->st_mode), ", not a directory"), 0);
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
-    if (!e.is_regular_file() || e.path().extension() != ".npy")
-      cannot_write(path,
-                   cat("the directory exists and holds ", in_quotes(e.path().filename().string()),
-                       ", which is not a .npy file; not replacing it"),
-                   0);
+  // A pool's world geometry (world_geometry.hpp) sits in infos/ and world/, one level down.
+  const auto check_entries = [&](const fs::path& dir, bool top, const auto& self) -> void {
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (top && (name == "infos" || name == "world") && !e.is_symlink() && e.is_directory()) {
+        self(e.path(), false, self);
+        continue;
+      }
+      if (!e.is_regular_file() || e.path().extension() != ".npy")
+        cannot_write(path,
+                     cat("the directory exists and holds ",
+                         in_quotes(fs::relative(e.path(), path).string()),
+                         ", which is not a .npy file; not replacing it"),
+                     0);
+    }
+  };
+  check_entries(path, true, check_entries);
   if (ec) cannot_write(path, "cannot list the existing directory", ec.value());
 }
 

@@ -29,7 +29,8 @@ namespace ltt::data {
 void check_file_destination(const std::filesystem::path& path);
 
 // The same for write_directory_atomically: a name that does not exist yet, or a directory (not
-// a symbolic link to one) that holds only .npy files, which the writer may replace.
+// a symbolic link to one) that holds only .npy files, directly or in infos/ and world/ (a
+// pool's world geometry), which the writer may replace.
 void check_directory_destination(const std::filesystem::path& path);
 
 void write_file_atomically(

@@ -57,6 +57,24 @@ Array& DsrlDataset::operator[](std::string_view key) { return column(*this, key)
 
 namespace {
 
+template <class Geometry>
+auto& world_key(Geometry& w, std::string_view key) {
+  if (key == "infos/position") return w.position;
+  if (key == "infos/goal") return w.goal;
+  if (key == "infos/hazards") return w.hazards;
+  if (key == "world/arena") return w.arena;
+  if (key == "world/hazard_radius") return w.hazard_radius;
+  if (key == "world/goal_radius") return w.goal_radius;
+  throw DataError(cat("WorldGeometry: ", in_quotes(key), " is not a world key"));
+}
+
+}  // namespace
+
+const Array& WorldGeometry::operator[](std::string_view key) const { return world_key(*this, key); }
+Array& WorldGeometry::operator[](std::string_view key) { return world_key(*this, key); }
+
+namespace {
+
 bool is_per_row_key(std::string_view key) {
   return key == "rewards" || key == "costs" || key == "terminals" || key == "timeouts";
 }
@@ -192,6 +210,92 @@ void check_indices(const DsrlPool& pool, std::span<const std::int64_t> indices,
                           std::to_string(pool.size()), " episodes"));
 }
 
+// The shape each world key must have in a file of `rows` rows; -1 where any extent goes (the
+// number of hazards).
+std::vector<std::int64_t> world_shape(std::string_view key, std::int64_t rows) {
+  if (key == "infos/hazards") return {rows, -1, 2};
+  if (key == "world/arena") return {4};
+  if (key == "world/hazard_radius" || key == "world/goal_radius") return {1};
+  return {rows, 2};
+}
+
+std::string shape_pattern(const std::vector<std::int64_t>& shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += cat(i > 0 ? ", " : "", shape[i] < 0 ? std::string("H") : std::to_string(shape[i]));
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+// One key's element kind and shape, before its values are read.
+void check_world_column(const std::string& name, std::string_view key, const ColumnInfo& info,
+                        std::int64_t rows) {
+  const std::vector<std::int64_t> want = world_shape(key, rows);
+  bool fits = info.shape.size() == want.size();
+  for (std::size_t i = 0; fits && i < want.size(); ++i)
+    fits = want[i] < 0 || info.shape[i] == want[i];
+  if (!fits)
+    detail::fail(name, cat("world geometry: key ", in_quotes(key), " has shape ",
+                           shape_text(info.shape), "; expected ", shape_pattern(want)));
+  if (info.kind != ElementKind::floating)
+    detail::fail(name, cat("world geometry: key ", in_quotes(key), " holds ", info.type_text,
+                           "; expected float32 or float64"));
+}
+
+// The values: finite, a field of positive width and height, positive radii, and hazards that
+// stay put within each episode (they are the episode's layout; a selection keeps it whole).
+void check_world_values(const std::string& name, const WorldGeometry& w,
+                        std::span<const Episode> episodes) {
+  for (const std::string_view key : world_keys) {
+    const std::span<const float> v = w[key].values<float>();
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v[i]))
+        detail::fail(name, cat("world geometry: key ", in_quotes(key), " element ",
+                               std::to_string(i), " is not a finite number"));
+  }
+  const std::span<const float> arena = w.arena.values<float>();
+  if (!(arena[0] < arena[2] && arena[1] < arena[3]))
+    detail::fail(name, cat("world geometry: key 'world/arena' holds x_min, y_min, x_max, y_max = ",
+                           ltt::detail::show(arena[0]), ", ", ltt::detail::show(arena[1]), ", ",
+                           ltt::detail::show(arena[2]), ", ", ltt::detail::show(arena[3]),
+                           "; the field must have a positive width and height"));
+  for (const std::string_view key : {"world/hazard_radius", "world/goal_radius"})
+    if (!(w[key].values<float>()[0] > 0))
+      detail::fail(name, cat("world geometry: key ", in_quotes(key), " holds ",
+                             ltt::detail::show(w[key].values<float>()[0]), "; a radius is > 0"));
+  const std::span<const float> hazards = w.hazards.values<float>();
+  const auto per_row = static_cast<std::size_t>(w.hazards.shape[1] * 2);
+  for (const Episode& e : episodes) {
+    const auto first = static_cast<std::size_t>(e.start) * per_row;
+    for (std::int64_t r = 1; r < e.length; ++r) {
+      const std::size_t at = first + static_cast<std::size_t>(r) * per_row;
+      if (!std::equal(hazards.begin() + static_cast<std::ptrdiff_t>(at),
+                      hazards.begin() + static_cast<std::ptrdiff_t>(at + per_row),
+                      hazards.begin() + static_cast<std::ptrdiff_t>(first)))
+        detail::fail(name, cat("world geometry: key 'infos/hazards' row ",
+                               std::to_string(e.start + r), " moves the hazards of episode ",
+                               std::to_string(e.index), " (rows ", std::to_string(e.start), "..",
+                               std::to_string(e.start + e.length - 1),
+                               "); they stay put within an episode"));
+    }
+  }
+}
+
+std::optional<WorldGeometry> read_world(const DsrlSource& s, const DsrlPool& pool) {
+  if (!s.has("world/arena")) return std::nullopt;
+  WorldGeometry w;
+  for (const std::string_view key : world_keys) {
+    if (!s.has(key))
+      detail::fail(s.name(), cat("world geometry: key ", in_quotes(key),
+                                 " is missing; a file with 'world/arena' holds infos/position, "
+                                 "infos/goal, infos/hazards, world/arena, world/hazard_radius "
+                                 "and world/goal_radius"));
+    check_world_column(s.name(), key, s.info(key), pool.transitions);
+    w[key] = s.read_float(key, DType::float32);
+  }
+  check_world_values(s.name(), w, pool.episodes);
+  return w;
+}
+
 // A DsrlDataset seen through the DsrlSource questions, so write_dsrl checks what it writes
 // with the same code that checks what is read.
 class MemorySource final : public DsrlSource {
@@ -294,6 +398,11 @@ std::vector<double> read_dsrl_rewards(const fs::path& path) {
   return read_finite(*s, "rewards");
 }
 
+std::optional<WorldGeometry> read_world_geometry(const fs::path& path, const DsrlPool& pool) {
+  const std::unique_ptr<DsrlSource> s = open_source(path);
+  return read_world(*s, pool);
+}
+
 curation::TrajectoryPool to_trajectory_pool(const DsrlPool& pool, std::span<const double> scores) {
   if (static_cast<std::int64_t>(scores.size()) != pool.size())
     throw DataError(cat("to_trajectory_pool: ", std::to_string(scores.size()), " scores for the ",
@@ -337,6 +446,14 @@ DsrlDataset read_dsrl(const fs::path& path) {
       a = s->read_float(key, info.type_text == "float64" ? DType::float64 : DType::float32);
     }
   }
+  if (s->has("world/arena")) {
+    DsrlPool pool;
+    pool.transitions = layout.rows;
+    pool.episodes = split_episodes(d.rewards.to_double(), d.costs.to_double(),
+                                   read_flags(*s, "terminals"), read_flags(*s, "timeouts"))
+                        .episodes;
+    d.world = read_world(*s, pool);
+  }
   return d;
 }
 
@@ -354,6 +471,21 @@ void write_dsrl(const fs::path& path, const DsrlDataset& dataset) {
       }
       converted[key] = make_array(flags, dataset[key].shape, true);
     }
+  }
+  if (dataset.world) {
+    const std::int64_t rows = dataset.observations.shape[0];
+    for (const std::string_view key : world_keys) {
+      const Array& a = (*dataset.world)[key];
+      check_world_column(source.name(), key, column_info(a.shape, a.dtype), rows);
+      if (a.dtype != DType::float32)
+        detail::fail(source.name(), cat("world geometry: key ", in_quotes(key),
+                                        " is written as float32; it holds ", dtype_name(a.dtype)));
+    }
+    check_world_values(source.name(), *dataset.world,
+                       split_episodes(read_finite(source, "rewards"), read_finite(source, "costs"),
+                                      read_flags(source, "terminals"),
+                                      read_flags(source, "timeouts"))
+                           .episodes);
   }
   if (store_for(path) == DsrlStore::hdf5) {
     if (!hdf5_available())

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@
 #include <curation/trajectory_pool.hpp>
 
 #include "array.hpp"
+#include "world_geometry.hpp"
 
 namespace ltt::data {
 
@@ -53,8 +55,10 @@ std::filesystem::path default_dsrl_path(const std::filesystem::path& directory,
 
 // A whole dataset in memory: what the built-in tasks write and what read_dsrl returns.
 // Flags are dtype bool; rewards and costs keep their float type (integer ones read as float64).
+// `world` is the built-in tasks' world geometry (world_geometry.hpp), absent for other files.
 struct DsrlDataset {
   Array observations, next_observations, actions, rewards, costs, terminals, timeouts;
+  std::optional<WorldGeometry> world;
 
   const Array& operator[](std::string_view key) const;
   Array& operator[](std::string_view key);
@@ -111,6 +115,13 @@ Array read_dsrl_float32(const std::filesystem::path& path, std::string_view key)
 std::vector<double> read_dsrl_costs(const std::filesystem::path& path);
 std::vector<double> read_dsrl_rewards(const std::filesystem::path& path);
 
+// The world geometry of a pool from a built-in task (world_geometry.hpp), or nothing when the
+// file holds no world/arena. Checked against the layout and the episodes of `pool` (read from
+// the same file): each key present with its shape, finite float values, a non-empty arena,
+// positive radii, hazards that stay put within each episode; else DataError naming the key.
+std::optional<WorldGeometry> read_world_geometry(const std::filesystem::path& path,
+                                                 const DsrlPool& pool);
+
 // The episodes as a curation pool: id = episode index, with length, return and cost, and
 // the given scores (one per episode, in episode order). The unsafe bit for a budget b is
 // curation::unsafe_bits(pool.episodic_cost, b).
@@ -119,12 +130,15 @@ curation::TrajectoryPool to_trajectory_pool(const DsrlPool& pool, std::span<cons
 // The same without scores (score left empty), for callers that read the scores afterwards.
 curation::TrajectoryPool episode_pool(const DsrlPool& pool);
 
-// Every key of a DSRL dataset, checked as load_dsrl_pool checks it.
+// Every key of a DSRL dataset, checked as load_dsrl_pool checks it, with its world geometry
+// when it has one (read_world_geometry).
 DsrlDataset read_dsrl(const std::filesystem::path& path);
 
 // Writes a dataset in the store its path names (store_for), atomically. The seven arrays
 // must have equal row counts and the ranks above; flags must be bool or uint8 0/1 (written
-// as bool: h5py's enum in HDF5, '|b1' in .npy). Throws DataError otherwise.
+// as bool: h5py's enum in HDF5, '|b1' in .npy); a world geometry is checked as
+// read_world_geometry checks it and written as its six keys (in a .npy directory, infos/ and
+// world/ are subdirectories). Throws DataError otherwise.
 void write_dsrl(const std::filesystem::path& path, const DsrlDataset& dataset);
 
 // Writes the selected episodes of the dataset at `in` to `out`, in the same store (out must

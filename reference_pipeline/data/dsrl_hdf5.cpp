@@ -65,7 +65,7 @@ class Unpack {
   std::size_t at_ = 0;
 };
 
-// What the parent knows of one of the seven keys: absent, refused (error names why), or its
+// What the parent knows of one of the surveyed keys: absent, refused (error names why), or its
 // column; for a column of one value per row also its values, or why they cannot be read.
 struct KeySurvey {
   bool present = false;
@@ -153,75 +153,8 @@ class Hdf5Source final : public DsrlSource {
   // One child surveys the seven keys and reads every numeric column of one value per row along
   // (rewards, costs, terminals, timeouts: every caller reads them, and they are small), so
   // load_dsrl_pool forks once; wider keys are read each by a child of its own.
-  explicit Hdf5Source(fs::path path) : path_(std::move(path)), name_(path_.string()) {
-    H5open();  // once here rather than in every child
-    const std::vector<unsigned char> bytes = run_in_child(name_, libhdf5, [&](ChildOutput& out) {
-      const QuietErrors quiet;
-      out.step("opening it");
-      const Input in = open_input(path_, name_);
-      std::vector<unsigned char> survey;
-      std::vector<std::optional<Dataset>> columns(std::size(dsrl_keys));
-      for (std::size_t k = 0; k < std::size(dsrl_keys); ++k) {
-        const std::string_view key = dsrl_keys[k];
-        const std::string name(key);
-        out.step(cat("opening ", key_text(key)));
-        const htri_t exists = H5Lexists(in.file.get(), name.c_str(), H5P_DEFAULT);
-        put(survey, std::int64_t{exists != 0});
-        if (exists == 0) continue;
-        try {
-          if (exists < 0) fail_hdf5(name_, cat("cannot look up ", key_text(key)));
-          Dataset d = open_dataset(in, name, name_);
-          const ColumnInfo info = column_info(d);
-          put(survey, "");
-          put(survey, static_cast<std::int64_t>(info.kind));
-          put(survey, info.type_text);
-          put(survey, static_cast<std::int64_t>(info.shape.size()));
-          for (const std::int64_t n : info.shape) put(survey, n);
-          if (is_column(info)) columns[k] = std::move(d);
-        } catch (const DataError& e) {
-          put(survey, e.what());
-        }
-      }
-      for (std::size_t k = 0; k < std::size(dsrl_keys); ++k) {
-        put(survey, std::int64_t{columns[k].has_value()});
-        if (!columns[k]) continue;
-        out.step(cat("reading ", key_text(dsrl_keys[k])));
-        std::vector<unsigned char> values;
-        try {
-          for_each_double_block(*columns[k], name_, dsrl_keys[k],
-                                [&](const double* x, std::size_t n) {
-                                  const auto* p = reinterpret_cast<const unsigned char*>(x);
-                                  values.insert(values.end(), p, p + n * sizeof(double));
-                                });
-          put(survey, "");
-          put(survey, static_cast<std::int64_t>(values.size()));
-          survey.insert(survey.end(), values.begin(), values.end());
-        } catch (const DataError& e) {
-          put(survey, e.what());
-        }
-      }
-      out.send(survey.data(), survey.size());
-    });
-    Unpack in(bytes);
-    for (KeySurvey& s : keys_) {
-      s.present = in.number() != 0;
-      if (!s.present) continue;
-      s.error = in.text();
-      if (!s.error.empty()) continue;
-      s.info.kind = static_cast<ElementKind>(in.number());
-      s.info.type_text = in.text();
-      s.info.shape.resize(static_cast<std::size_t>(in.number()));
-      for (std::int64_t& n : s.info.shape) n = in.number();
-    }
-    for (KeySurvey& s : keys_) {
-      if (in.number() == 0) continue;
-      s.read_error = in.text();
-      if (!s.read_error.empty()) continue;
-      const std::string values = in.text();
-      s.values.emplace(values.size() / sizeof(double));
-      std::memcpy(s.values->data(), values.data(), s.values->size() * sizeof(double));
-    }
-  }
+  explicit Hdf5Source(fs::path path)
+      : path_(std::move(path)), name_(path_.string()), keys_(survey_keys(dsrl_keys)) {}
 
   const std::string& name() const override { return name_; }
 
@@ -267,12 +200,99 @@ class Hdf5Source final : public DsrlSource {
   }
 
  private:
+  // Surveys `keys` in one child: each absent, refused, or its column, with the values of a
+  // column of one value per row.
+  std::vector<KeySurvey> survey_keys(std::span<const std::string_view> keys) const {
+    H5open();  // once here rather than in every child
+    const std::vector<unsigned char> bytes = run_in_child(name_, libhdf5, [&](ChildOutput& out) {
+      const QuietErrors quiet;
+      out.step("opening it");
+      const Input in = open_input(path_, name_);
+      std::vector<unsigned char> survey;
+      std::vector<std::optional<Dataset>> columns(keys.size());
+      for (std::size_t k = 0; k < keys.size(); ++k) {
+        const std::string_view key = keys[k];
+        const std::string name(key);
+        out.step(cat("opening ", key_text(key)));
+        // A key in a group exists only if its group does: libhdf5 1.10 fails, not says no,
+        // on a path whose group is missing.
+        const std::size_t slash = name.find('/');
+        htri_t exists = 1;
+        if (slash != std::string::npos)
+          exists = H5Lexists(in.file.get(), name.substr(0, slash).c_str(), H5P_DEFAULT);
+        if (exists > 0) exists = H5Lexists(in.file.get(), name.c_str(), H5P_DEFAULT);
+        put(survey, std::int64_t{exists != 0});
+        if (exists == 0) continue;
+        try {
+          if (exists < 0) fail_hdf5(name_, cat("cannot look up ", key_text(key)));
+          Dataset d = open_dataset(in, name, name_);
+          const ColumnInfo info = column_info(d);
+          put(survey, "");
+          put(survey, static_cast<std::int64_t>(info.kind));
+          put(survey, info.type_text);
+          put(survey, static_cast<std::int64_t>(info.shape.size()));
+          for (const std::int64_t n : info.shape) put(survey, n);
+          if (is_column(info)) columns[k] = std::move(d);
+        } catch (const DataError& e) {
+          put(survey, e.what());
+        }
+      }
+      for (std::size_t k = 0; k < keys.size(); ++k) {
+        put(survey, std::int64_t{columns[k].has_value()});
+        if (!columns[k]) continue;
+        out.step(cat("reading ", key_text(keys[k])));
+        std::vector<unsigned char> values;
+        try {
+          for_each_double_block(*columns[k], name_, keys[k],
+                                [&](const double* x, std::size_t n) {
+                                  const auto* p = reinterpret_cast<const unsigned char*>(x);
+                                  values.insert(values.end(), p, p + n * sizeof(double));
+                                });
+          put(survey, "");
+          put(survey, static_cast<std::int64_t>(values.size()));
+          survey.insert(survey.end(), values.begin(), values.end());
+        } catch (const DataError& e) {
+          put(survey, e.what());
+        }
+      }
+      out.send(survey.data(), survey.size());
+    });
+    Unpack in(bytes);
+    std::vector<KeySurvey> surveyed(keys.size());
+    for (KeySurvey& s : surveyed) {
+      s.present = in.number() != 0;
+      if (!s.present) continue;
+      s.error = in.text();
+      if (!s.error.empty()) continue;
+      s.info.kind = static_cast<ElementKind>(in.number());
+      s.info.type_text = in.text();
+      s.info.shape.resize(static_cast<std::size_t>(in.number()));
+      for (std::int64_t& n : s.info.shape) n = in.number();
+    }
+    for (KeySurvey& s : surveyed) {
+      if (in.number() == 0) continue;
+      s.read_error = in.text();
+      if (!s.read_error.empty()) continue;
+      const std::string values = in.text();
+      s.values.emplace(values.size() / sizeof(double));
+      std::memcpy(s.values->data(), values.data(), s.values->size() * sizeof(double));
+    }
+    return surveyed;
+  }
+
+  // The seven keys were surveyed on opening; the world geometry's keys are surveyed the first
+  // time one is asked for, in a child of their own, so a file is read as it was before they
+  // existed by every caller that does not ask (a damaged extra key never stops load_dsrl_pool).
   const KeySurvey& survey(std::string_view key) const {
-    const auto k = static_cast<std::size_t>(
-        std::find(std::begin(dsrl_keys), std::end(dsrl_keys), key) - std::begin(dsrl_keys));
-    if (k == std::size(dsrl_keys))
+    const auto position = [&](std::span<const std::string_view> keys) {
+      return static_cast<std::size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin());
+    };
+    if (const std::size_t k = position(dsrl_keys); k < std::size(dsrl_keys)) return keys_[k];
+    const std::size_t w = position(world_keys);
+    if (w == std::size(world_keys))
       throw std::logic_error(cat("Hdf5Source: ", in_quotes(key), " is not a DSRL key"));
-    return keys_[k];
+    if (!world_) world_ = survey_keys(world_keys);
+    return (*world_)[w];
   }
 
   static std::size_t elements(const ColumnInfo& column) {
@@ -303,7 +323,8 @@ class Hdf5Source final : public DsrlSource {
 
   fs::path path_;
   std::string name_;
-  KeySurvey keys_[std::size(dsrl_keys)];
+  std::vector<KeySurvey> keys_;                          // of dsrl_keys
+  mutable std::optional<std::vector<KeySurvey>> world_;  // of world_keys, once asked for
 };
 
 }  // namespace

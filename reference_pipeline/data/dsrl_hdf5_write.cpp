@@ -291,17 +291,30 @@ void write_hdf5(const fs::path& path, const DsrlDataset& dataset) {
   write_file_atomically(path, [&](const fs::path& temporary) {
     Handle file = check(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                         H5Fclose, shown, "cannot create the file");
-    for (const std::string_view key : dsrl_keys) {
-      const Array& a = dataset[key];
+    std::vector<std::pair<std::string_view, const Array*>> keys;
+    for (const std::string_view key : dsrl_keys) keys.emplace_back(key, &dataset[key]);
+    if (dataset.world) {
+      // The world geometry's keys sit in two groups, which record no times, as a selection's.
+      const Handle group_creation = untimed_list(H5P_GROUP_CREATE, shown);
+      for (const char* group : {"infos", "world"})
+        const Handle g = check(H5Gcreate2(file.get(), group, H5P_DEFAULT, group_creation.get(), H5P_DEFAULT),
+              H5Gclose, shown, cat("cannot create the group ", in_quotes(group)));
+      for (const std::string_view key : world_keys) keys.emplace_back(key, &(*dataset.world)[key]);
+    }
+    for (const auto& [key, array] : keys) {
+      const Array& a = *array;
       const std::string k(key);
+      const bool world = key.find('/') != std::string_view::npos;
       std::vector<hsize_t> dims;
       for (const std::int64_t d : a.shape) dims.push_back(static_cast<hsize_t>(d));
       const Handle space =
           check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
                 shown, "cannot create a dataspace");
       const auto [file_type, memory_type] = types_for(a.dtype, shown);
+      const Handle creation = untimed_list(H5P_DATASET_CREATE, shown);
       const Handle d = check(H5Dcreate2(file.get(), k.c_str(), file_type.get(), space.get(),
-                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                        H5P_DEFAULT, world ? creation.get() : H5P_DEFAULT,
+                                        H5P_DEFAULT),
                              H5Dclose, shown, cat("cannot create key ", in_quotes(key)));
       if (!a.bytes.empty())
         check(H5Dwrite(d.get(), memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, a.bytes.data()),

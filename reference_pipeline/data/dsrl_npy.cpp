@@ -83,19 +83,36 @@ void write_npy_directory(const fs::path& path, const DsrlDataset& dataset) {
     for (const std::string_view key : dsrl_keys)
       write_stream(temporary / cat(key, ".npy"), path.string(),
                    [&](std::ostream& out) { write_npy(out, dataset[key]); });
+    if (!dataset.world) return;
+    for (const std::string_view key : world_keys) {
+      const fs::path file = temporary / cat(key, ".npy");
+      std::error_code ec;
+      fs::create_directories(file.parent_path(), ec);
+      if (ec) fail(path.string(), cat("cannot create ", in_quotes(file.parent_path().filename().string()), ": ", ec.message()));
+      write_stream(file, path.string(),
+                   [&](std::ostream& out) { write_npy(out, (*dataset.world)[key]); });
+    }
   });
 }
 
-// Every .npy file of `in` whose leading dimension is `rows` is cut to the ranges; any other
-// .npy file is copied as it is; files that are not .npy are left behind.
+// Every .npy file of `in` (and of its infos/ and world/, the world geometry) whose leading
+// dimension is `rows` is cut to the ranges; any other .npy file is copied as it is; files that
+// are not .npy are left behind.
 void write_npy_directory_selection(const fs::path& in, const fs::path& out, std::int64_t rows,
                                    const std::vector<RowRange>& ranges) {
   std::int64_t selected = 0;
   for (const RowRange& r : ranges) selected += r.count;
-  std::map<std::string, fs::path> files;  // sorted, so the output does not depend on listing order
-  for (const fs::directory_entry& e : fs::directory_iterator(in))
-    if (e.is_regular_file() && e.path().extension() == ".npy")
-      files.emplace(e.path().filename().string(), e.path());
+  // Sorted, so the output does not depend on listing order; the world geometry's files
+  // (infos/, world/) go with the rest, one level down.
+  std::map<std::string, fs::path> files;
+  for (const std::string_view sub : {"", "infos", "world"}) {
+    const fs::path dir = in / sub;
+    std::error_code ec;
+    if (!sub.empty() && (fs::is_symlink(dir, ec) || !fs::is_directory(dir, ec))) continue;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir))
+      if (e.is_regular_file() && e.path().extension() == ".npy")
+        files.emplace((fs::path(sub) / e.path().filename()).string(), e.path());
+  }
 
   write_directory_atomically(out, [&](const fs::path& temporary) {
     for (const auto& [filename, source] : files) {
@@ -105,6 +122,9 @@ void write_npy_directory_selection(const fs::path& in, const fs::path& out, std:
       if (!input) fail(shown, cat("cannot open: ", errno_text()));
       const NpyHeader h = read_npy_header(input, shown);
       const fs::path target = temporary / filename;
+      if (std::error_code ec; !fs::create_directories(target.parent_path(), ec) && ec)
+        fail(out.string(), cat("cannot create ", in_quotes(target.parent_path().filename().string()),
+                               ": ", ec.message()));
       if (h.shape.empty() || h.shape[0] != rows) {
         input.close();
         std::error_code ec;

@@ -50,11 +50,33 @@ void EpisodeLog::add(std::span<const float> observation, std::span<const float> 
   }
 }
 
+void EpisodeLog::add_world(std::array<double, 2> position, std::array<double, 2> goal,
+                           std::span<const double> hazards_xy, const WorldLayout& layout) {
+  const auto same_layout = [&] {
+    return layout.x_min == layout_.x_min && layout.y_min == layout_.y_min &&
+           layout.x_max == layout_.x_max && layout.y_max == layout_.y_max &&
+           layout.hazard_radius == layout_.hazard_radius && layout.goal_radius == layout_.goal_radius;
+  };
+  if (world_rows_ == 0)
+    layout_ = layout;
+  else if (!same_layout() || hazards_xy.size() * static_cast<std::size_t>(world_rows_) != hazards_.size())
+    throw std::logic_error(
+        "ltt::tasks::EpisodeLog::add_world: the layout or the number of hazards changed");
+  if (world_rows_ != transitions())
+    throw std::logic_error("ltt::tasks::EpisodeLog::add_world: called for some rows only");
+  for (const double v : position) positions_.push_back(static_cast<float>(v));
+  for (const double v : goal) goals_.push_back(static_cast<float>(v));
+  for (const double v : hazards_xy) hazards_.push_back(static_cast<float>(v));
+  ++world_rows_;
+}
+
 data::DsrlDataset EpisodeLog::dataset() const {
   if (open_.length != 0)
     throw std::logic_error(
         "ltt::tasks::EpisodeLog::dataset: the last episode has no terminal or timeout");
   const std::int64_t n = transitions();
+  if (world_rows_ != 0 && world_rows_ != n)
+    throw std::logic_error("ltt::tasks::EpisodeLog::dataset: add_world was called for some rows only");
   data::DsrlDataset d;
   d.observations = data::make_array(observations_, {n, observation_dim_});
   d.next_observations = data::make_array(next_observations_, {n, observation_dim_});
@@ -63,6 +85,17 @@ data::DsrlDataset EpisodeLog::dataset() const {
   d.costs = data::make_array(costs_);
   d.terminals = data::make_array(terminals_, true);
   d.timeouts = data::make_array(timeouts_, true);
+  if (world_rows_ == 0) return d;
+  const auto hazard_count = static_cast<std::int64_t>(hazards_.size()) / (2 * n);
+  const auto scalar = [](double v) { return data::make_array(std::vector<float>{static_cast<float>(v)}); };
+  d.world = data::WorldGeometry{
+      data::make_array(positions_, {n, 2}),
+      data::make_array(goals_, {n, 2}),
+      data::make_array(hazards_, {n, hazard_count, 2}),
+      data::make_array(std::vector<float>{static_cast<float>(layout_.x_min), static_cast<float>(layout_.y_min),
+                                          static_cast<float>(layout_.x_max), static_cast<float>(layout_.y_max)}),
+      scalar(layout_.hazard_radius),
+      scalar(layout_.goal_radius)};
   return d;
 }
 

@@ -36,6 +36,13 @@ struct TaskPool {
   std::vector<EpisodeRecord> episodes;
 };
 
+// The fixed part of a task's world geometry (data/world_geometry.hpp): the field it places
+// things in and the radii of its hazards and goals.
+struct WorldLayout {
+  double x_min = 0, y_min = 0, x_max = 0, y_max = 0;
+  double hazard_radius = 0, goal_radius = 0;
+};
+
 class EpisodeLog {
  public:
   EpisodeLog(std::int64_t observation_dim, std::int64_t action_dim);
@@ -44,10 +51,18 @@ class EpisodeLog {
   void add(std::span<const float> observation, std::span<const float> action, double reward,
            double cost, std::span<const float> next_observation, bool terminal, bool timeout);
 
+  // Where the robot, its goal and the hazards (x, y each) are at the observation of the row
+  // add() logs next, for the pool's world geometry. A task that calls it calls it before every
+  // add, with the same layout and number of hazards; a pool without it has no geometry.
+  void add_world(std::array<double, 2> position, std::array<double, 2> goal,
+                 std::span<const double> hazards_xy, const WorldLayout& layout);
+
   const std::vector<EpisodeRecord>& episodes() const { return episodes_; }
   std::int64_t transitions() const { return static_cast<std::int64_t>(rewards_.size()); }
 
-  // The seven DSRL keys. Throws std::logic_error if the last episode has no end flag.
+  // The seven DSRL keys, and the world geometry when add_world was called for every row.
+  // Throws std::logic_error if the last episode has no end flag, or if add_world was called
+  // for some rows only.
   data::DsrlDataset dataset() const;
   TaskPool pool() const { return {dataset(), episodes_}; }
 
@@ -57,6 +72,9 @@ class EpisodeLog {
   std::vector<std::uint8_t> terminals_, timeouts_;
   std::vector<EpisodeRecord> episodes_;
   EpisodeRecord open_;
+  std::vector<float> positions_, goals_, hazards_;
+  std::int64_t world_rows_ = 0;
+  WorldLayout layout_;
 };
 
 // The behavior generators' loop: `episodes` episodes, each a fresh Env(rng()) driven by the
@@ -71,6 +89,7 @@ TaskPool log_episodes(std::int64_t episodes, std::mt19937_64& rng, DrawControlle
     const auto controller = draw_controller(rng);
     while (!env.done()) {
       const auto o = env.observation();
+      if constexpr (requires { Env::world_layout; }) env.log_world(log, Env::world_layout);
       const auto a = controller.act(env, rng);
       const Step s = env.step(a);
       const auto o1 = env.observation();

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "check.hpp"
+#include "episode_log.hpp"
 
 namespace ltt::tasks {
 
@@ -67,6 +68,16 @@ class GoalFramePoint {
   std::int64_t steps() const { return t_; }
   std::int64_t goals_reached() const { return goals_reached_; }
   bool done() const { return done_; }
+
+  // The world now, for the pool's world geometry (EpisodeLog::add_world).
+  void log_world(EpisodeLog& log, const WorldLayout& layout) const {
+    std::array<double, 2 * HazardCount> xy{};
+    for (std::size_t i = 0; i < hazards_.size(); ++i) {
+      xy[2 * i] = hazards_[i].x;
+      xy[2 * i + 1] = hazards_[i].y;
+    }
+    log.add_world({p_.x, p_.y}, {goal_.x, goal_.y}, xy, layout);
+  }
 
  protected:
   explicit GoalFramePoint(std::uint64_t layout_seed) : rng_(layout_seed) {}

@@ -168,6 +168,7 @@ EpisodeMetrics run_point_goal_episode(std::uint64_t seed, const Checkpoint& chec
   EpisodeMetrics m;
   while (!env.done()) {
     const auto o = env.observation();
+    if (log) env.log_world(*log, PointGoal::world_layout);
     const std::array<double, 2> a = point_goal_action(env, checkpoint, behavior, rng);
     const Step s = env.step(a);
     // The sums a reader of the stored float32 values gets back.

@@ -41,6 +41,9 @@ class PointGoal : public GoalFramePoint<8> {
   static constexpr double dt = 0.1, max_speed = 1.0, hazard_radius = 0.2, goal_radius = 0.3,
                           lidar_range = 3.0, extent = 1.5, hazard_keepout = 0.18,
                           robot_keepout = 0.4, goal_keepout = 0.305;
+  // The pool's world geometry: the field everything is placed in (the robot may leave it).
+  static constexpr WorldLayout world_layout{-extent, -extent, extent, extent, hazard_radius,
+                                            goal_radius};
 
   explicit PointGoal(std::uint64_t layout_seed);
 

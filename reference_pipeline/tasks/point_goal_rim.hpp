@@ -39,6 +39,9 @@ class PointGoalRim : public GoalFramePoint<10> {
   static constexpr double budget = 5, max_step_cost = 1;
   static constexpr double dt = 0.1, max_speed = 1.0, hazard_radius = 0.4, goal_radius = 0.3,
                           lidar_range = 3.0, goal_scale = 3.0, arena = 4.0;
+  // The pool's world geometry: the arena hazards and goals are placed in.
+  static constexpr WorldLayout world_layout{-arena, -arena, arena, arena, hazard_radius,
+                                            goal_radius};
 
   explicit PointGoalRim(std::uint64_t layout_seed);
 

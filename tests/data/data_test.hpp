@@ -60,6 +60,18 @@ void check_data_error(F f, std::initializer_list<std::string_view> parts) {
   }
 }
 
+// The arrays under `keys` of a and b (two DsrlDatasets, or two WorldGeometries) are the same:
+// element type, shape and bytes.
+template <class Arrays, class Keys>
+void check_same_arrays(const Arrays& a, const Arrays& b, const Keys& keys) {
+  for (const std::string_view key : keys) {
+    CAPTURE(key);
+    CHECK(a[key].dtype == b[key].dtype);
+    CHECK(a[key].shape == b[key].shape);
+    CHECK(a[key].bytes == b[key].bytes);
+  }
+}
+
 // Nothing left behind by an atomic writer: no file named like its temporaries in `dir`.
 inline bool no_temporaries(const fs::path& dir) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {

@@ -53,12 +53,7 @@ void check_pool_against_reference(const DsrlPool& pool, const std::string& name)
 }
 
 void check_same_dataset(const ltt::data::DsrlDataset& a, const ltt::data::DsrlDataset& b) {
-  for (const std::string_view key : ltt::data::dsrl_keys) {
-    CAPTURE(key);
-    CHECK(a[key].dtype == b[key].dtype);
-    CHECK(a[key].shape == b[key].shape);
-    CHECK(a[key].bytes == b[key].bytes);
-  }
+  check_same_arrays(a, b, ltt::data::dsrl_keys);
 }
 
 // The rows of the given episodes of `full`, one after another.

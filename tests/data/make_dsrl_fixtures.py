@@ -204,19 +204,21 @@ def write_dsrl_fixtures(out, hdf5):
                 f.create_dataset(k, data=v if k != "rewards" else np.array([b"x"] * n))
         # libhdf5 1.10 dies inside H5Oopen on a dataset whose enum type claims a base of 1 GiB
         # (as hdf5-crash/crash-on-open.hdf5's 'terminals'); here it is a key besides the seven,
-        # which only a selection opens, after it has written other keys.
-        path = os.path.join(out, "crash_in_extra_key.hdf5")
-        with h5py.File(path, "w") as f:
-            for k, v in base.items():
-                f.create_dataset(k, data=v)
-            f.create_dataset("infos/flag", data=np.zeros(n, dtype=bool))
-            header = h5py.h5o.get_info(f["infos/flag"].id).addr
-        with open(path, "r+b") as f:
-            f.seek(header)
-            # The datatype message: enum of 1 byte, 2 members, over int8 of 1 byte.
-            at = header + f.read(512).index(bytes.fromhex("180200000100000010080000" "01000000"))
-            f.seek(at + 15)
-            f.write(b"\x40")  # the base's size: 0x40000001 bytes
+        # which only a selection opens, after it has written other keys; or the world
+        # geometry's world/arena, which only read_world_geometry opens.
+        for name, key in [("crash_in_extra_key", "infos/flag"), ("crash_in_world_key", "world/arena")]:
+            path = os.path.join(out, name + ".hdf5")
+            with h5py.File(path, "w") as f:
+                for k, v in base.items():
+                    f.create_dataset(k, data=v)
+                f.create_dataset(key, data=np.zeros(n, dtype=bool))
+                header = h5py.h5o.get_info(f[key].id).addr
+            with open(path, "r+b") as f:
+                f.seek(header)
+                # The datatype message: enum of 1 byte, 2 members, over int8 of 1 byte.
+                at = header + f.read(512).index(bytes.fromhex("180200000100000010080000" "01000000"))
+                f.seek(at + 15)
+                f.write(b"\x40")  # the base's size: 0x40000001 bytes
     with open(os.path.join(out, "not_hdf5.hdf5"), "wb") as f:
         f.write(b"this is not an HDF5 file\n" * 4)
 

@@ -64,6 +64,14 @@ TEST_SUITE("label") {
     browser_case("reconnect-browser");
   }
 
+  TEST_CASE("label on a point-goal pool in a browser: the world drawn from its geometry") {
+    if (!LTT_TEST_HDF5) {
+      MESSAGE("skipped: the pipeline writes its pool as HDF5 only in a build with HDF5");
+      return;
+    }
+    browser_case("world-browser");
+  }
+
   TEST_CASE("label budget: SIGKILL after 10 answers, resumed where the walk was") {
     const Result r = session("kill-resume");
     INFO(r.err);
@@ -100,6 +108,11 @@ TEST_SUITE("label") {
          "--show"},
         {"label compare --dataset '" + data + "/data.hdf5' --out '" + out + "' --segment 500",
          "--segment"},
+        {"label budget --dataset '" + data + "/bad_world.hdf5' --scores '" + data +
+             "/scores.csv' --n 36 --out '" + out + "'",
+         "world geometry: key 'infos/position' has shape"},
+        {"label compare --dataset '" + data + "/bad_world.hdf5' --out '" + out + "'",
+         "world geometry: key 'infos/position' has shape"},
     };
     for (const Bad& bad : cases) {
       CAPTURE(bad.args);

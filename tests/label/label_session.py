@@ -6,7 +6,7 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
 
     label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
 
-CASE: budget-browser, compare-browser, reconnect-browser, kill-resume, security.
+CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -294,6 +294,92 @@ def case_compare_browser():
           "score.json pairs: %r" % score["pairs"])
 
 
+def world_plots(driver):
+    """What each top-down world drawing shows, read from the page's SVG."""
+    return driver.execute_script("""
+        return [...document.querySelectorAll('svg.world')].map((p) => ({
+          arena: p.querySelectorAll('rect.arena').length,
+          hazards: p.querySelectorAll('circle.hazard').length,
+          goals: p.querySelectorAll('circle.goal').length,
+          start: p.querySelectorAll('circle.start').length,
+          segments: p.querySelectorAll('g.path line').length,
+          path: JSON.parse(p.dataset.path),
+          xs: JSON.parse(p.dataset.xs), ys: JSON.parse(p.dataset.ys),
+          dot: [Number(p.querySelector('.dot').getAttribute('cx')),
+                Number(p.querySelector('.dot').getAttribute('cy'))]}));""")
+
+
+def check_world_plot(plot, geometry, first, count, what):
+    """One drawing against the file's own geometry, rows [first, first + count), read by h5py."""
+    import numpy as np
+    position, goal, hazards = (geometry[k][first:first + count] for k in ("position", "goal", "hazards"))
+    check(plot["arena"] == 1 and plot["start"] == 1, what + ": no arena or no start drawn")
+    check(plot["hazards"] == hazards.shape[1],
+          "%s: %d hazard circles, the file has %d" % (what, plot["hazards"], hazards.shape[1]))
+    check(len(plot["path"]) == count and plot["segments"] == count - 1,
+          "%s: a path of %d points (%d segments) for %d steps" % (what, len(plot["path"]), plot["segments"], count))
+    check(np.allclose(np.array(plot["path"]), position, atol=1e-6), what + ": the path is not infos/position")
+    moves = 1 + int(np.any(goal[1:] != goal[:-1], axis=1).sum())
+    check(plot["goals"] == moves, "%s: %d goals drawn, the rows have %d" % (what, plot["goals"], moves))
+
+
+def case_world_browser():
+    """A built-in task's pool: the top-down world drawn from its geometry, the cost nowhere."""
+    import h5py
+    import numpy as np
+    a = os.path.join(WORK, "a")
+    run_ltt(["pipeline", "--task", "point-goal", "--preset", "tiny", "--keep-pool", "--out", "pipe",
+             "--seeds", "1", "--threads", "1"], WORK)
+    pool = os.path.join(WORK, "pipe", "point-goal-pool-1.hdf5")
+    with h5py.File(pool, "r") as f:
+        ends = np.flatnonzero(np.asarray(f["terminals"]) | np.asarray(f["timeouts"]))
+        geometry = {k: np.asarray(f["infos/" + k]) for k in ("position", "goal", "hazards")}
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    with open(os.path.join(WORK, "world-scores.csv"), "w") as f:
+        f.write("id,score\n" + "".join("%d,%d\n" % (i, -i) for i in range(len(starts))))
+    server = Server(["budget", "--dataset", pool, "--scores", "../world-scores.csv", "--out", "out",
+                     "--n", "20", "--stop", "cap", "--seed", "4"], a)
+    driver = browser()
+    try:
+        driver.get(server.url)
+        wait_for("the page", lambda: page_state(driver)[0] == "yes", 30)
+        episode = int(page_state(driver)[1])
+        first, count = int(starts[episode]), int(ends[episode] - starts[episode] + 1)
+        plots = world_plots(driver)
+        check(len(plots) == 1, "budget: %d world drawings, not 1" % len(plots))
+        check_world_plot(plots[0], geometry, first, count, "budget, episode %d" % episode)
+        text = driver.find_element("tag name", "body").text.lower()
+        check("cost" not in text, "the page shows a cost: %r" % text)
+        driver.execute_script("const s = document.getElementById('slider'); s.value = 120;"
+                              " s.dispatchEvent(new Event('input'));")
+        plot = world_plots(driver)[0]
+        check(abs(plot["dot"][0] - plot["xs"][120]) < 1e-6 and abs(plot["dot"][1] - plot["ys"][120]) < 1e-6,
+              "the slider at step 120 left the marker at %r" % plot["dot"])
+        if SHOTS:
+            driver.save_screenshot(os.path.join(SHOTS, "label_world.png"))
+    finally:
+        driver.quit()  # first: the server's stop would wait for the page's open connection
+    check(server.stop() == 0, "ltt label budget: nonzero exit after SIGTERM: " + server.stderr())
+    # compare: both segments drawn the same way.
+    H = 30
+    server = Server(["compare", "--dataset", pool, "--out", "out", "--pairs", "2", "--segment", str(H),
+                     "--seed", "3"], os.path.join(WORK, "c"))
+    driver = browser()
+    try:
+        driver.get(server.url)
+        wait_for("the compare page", lambda: page_state(driver)[0] == "yes", 30)
+        item = server.state()["item"]
+        plots = world_plots(driver)
+    finally:
+        driver.quit()
+    check(server.stop() == 0, "ltt label compare: nonzero exit after SIGTERM: " + server.stderr())
+    check(len(plots) == 2, "compare: %d world drawings, not 2" % len(plots))
+    for plot, side in zip(plots, ("a", "b")):
+        segment = item[side]
+        check_world_plot(plot, geometry, int(starts[segment["episode"]]) + segment["start"], H,
+                         "compare, segment " + side)
+
+
 def pool_args(port=None):
     args = ["budget", "--pool", "../pool.csv", "--out", "out", "--n", "60", "--stop", "cap",
             "--seed", "2"]
@@ -451,6 +537,7 @@ def main():
     try:
         {"budget-browser": case_budget_browser, "compare-browser": case_compare_browser,
          "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
+         "world-browser": case_world_browser,
          "security": case_security}[case]()
     finally:
         for server in list(SERVERS):

@@ -11,6 +11,7 @@ scores.csv   id,score, one score per episode: minus the episodic cost plus noise
 truth.csv    id,unsafe with unsafe = episodic cost > 10 (the budget): what the tests' labeler
              answers
 pool.csv     id,score,return for the same episodes, a pool file without steps
+bad_world.hdf5  data.hdf5's rows with a world geometry whose infos/position is (N, 3)
 
 Everything is drawn from a fixed seed: the same bytes on every run.
 """
@@ -59,6 +60,18 @@ def main():
                            ("actions", actions), ("rewards", rewards), ("costs", costs),
                            ("terminals", terminals), ("timeouts", timeouts)]:
             f.create_dataset(key, data=value)
+    # The same rows with a world geometry that is inconsistent: refused before the server starts.
+    with h5py.File(os.path.join(out, "bad_world.hdf5"), "w") as f:
+        for key, value in [("observations", obs), ("next_observations", next_obs),
+                           ("actions", actions), ("rewards", rewards), ("costs", costs),
+                           ("terminals", terminals), ("timeouts", timeouts)]:
+            f.create_dataset(key, data=value)
+        f["world/arena"] = np.array([-2, -2, 2, 2], np.float32)
+        f["world/hazard_radius"] = np.array([0.2], np.float32)
+        f["world/goal_radius"] = np.array([0.3], np.float32)
+        f["infos/position"] = obs[:, :3]  # (N, 3): one column too many
+        f["infos/goal"] = obs[:, :2]
+        f["infos/hazards"] = np.zeros((rows, 1, 2), np.float32)
     scores = -episode_cost + rng.normal(0, 3.0, episodes)
     returns = [float(rewards[s:s + n].sum()) for s, n in
                zip(np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)]

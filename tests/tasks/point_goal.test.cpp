@@ -207,6 +207,15 @@ TEST_CASE("point-goal: the DSRL-like pool is seeded, over budget on average, and
   CHECK(static_cast<double>(unsafe) / n <= 0.7);
   CHECK(cost / n > b);
   ltt_test::check_dsrl_round_trip(pool, "point-goal");
+  // The cost of a step: the hazards whose disc holds the robot at its end.
+  ltt_test::check_world_against_costs(
+      pool, PointGoal::hazard_count, 0.5,
+      [](tasks::PlaneVector p, const std::vector<tasks::PlaneVector>& hazards) {
+        double inside = 0;
+        for (const tasks::PlaneVector h : hazards)
+          inside += ltt_test::distance(p, h) <= PointGoal::hazard_radius ? 1 : 0;
+        return inside;
+      });
 }
 
 TEST_CASE("point-goal: the training run behind the pool") {

@@ -160,6 +160,15 @@ TEST_CASE("point-goal-rim: the behavior pool is seeded and its costs spread arou
   CHECK(q95 >= 2.5 * b);
   CHECK(static_cast<double>(safe_moving) / static_cast<double>(episodes - unsafe) >= 0.9);
   ltt_test::check_dsrl_round_trip(pool, "point-goal-rim");
+  // The graded cost of a step: the deepest penetration of its end position into a hazard.
+  ltt_test::check_world_against_costs(
+      pool, PointGoalRim::hazard_count, 1e-4,
+      [](tasks::PlaneVector p, const std::vector<tasks::PlaneVector>& hazards) {
+        double cost = 0;
+        for (const tasks::PlaneVector h : hazards)
+          cost = std::max(cost, 1 - ltt_test::distance(p, h) / PointGoalRim::hazard_radius);
+        return cost;
+      });
 }
 
 TEST_CASE("point-goal-rim: the threshold orders the cost, and bad thresholds name the parameter") {

@@ -94,6 +94,57 @@ function planePlot(plane) {
   return plot;
 }
 
+// A built-in task's world seen from above (x right, y up): the field, the hazards as discs,
+// each goal of the rows as a ring numbered in the order reached, the start a green circle, the
+// path coloured by time as planePlot's, the slider's step a dot.
+function worldPlot(world) {
+  const size = 320, pad = 10;
+  const {path, goal} = world;
+  const [ax0, ay0, ax1, ay1] = world.arena;
+  const reach = Math.max(world.hazard_radius, world.goal_radius);
+  const xs = [ax0, ax1, ...path.x, ...goal.x.map((x) => x - reach), ...goal.x.map((x) => x + reach)];
+  const ys = [ay0, ay1, ...path.y, ...goal.y.map((y) => y - reach), ...goal.y.map((y) => y + reach)];
+  const x0 = Math.min(...xs), y0 = Math.min(...ys);
+  const span = Math.max(Math.max(...xs) - x0, Math.max(...ys) - y0) || 1;
+  const scale = (size - 2 * pad) / span;
+  const sx = (v) => pad + (v - x0) * scale;
+  const sy = (v) => size - pad - (v - y0) * scale;
+  const plot = svg('svg', {viewBox: `0 0 ${size} ${size}`, class: 'plot plane world'});
+  plot.append(svg('rect', {class: 'arena', x: sx(ax0), y: sy(ay1), width: (ax1 - ax0) * scale,
+                           height: (ay1 - ay0) * scale, fill: '#eef1f4', stroke: '#9aa3af'}));
+  for (const [hx, hy] of world.hazards)
+    plot.append(svg('circle', {class: 'hazard', cx: sx(hx), cy: sy(hy), r: world.hazard_radius * scale,
+                               fill: 'rgba(41,128,185,0.25)', stroke: '#2980b9'}));
+  let goals = 0;
+  goal.x.forEach((gx, i) => {
+    const gy = goal.y[i];
+    if (i > 0 && gx === goal.x[i - 1] && gy === goal.y[i - 1]) return;
+    goals += 1;
+    plot.append(svg('circle', {class: 'goal', cx: sx(gx), cy: sy(gy), r: world.goal_radius * scale,
+                               fill: 'none', stroke: '#1e8449', 'stroke-width': 2,
+                               'stroke-dasharray': '4 3'}));
+    const label = svg('text', {x: sx(gx) - 3, y: sy(gy) + 4});
+    label.textContent = goals;
+    plot.append(label);
+  });
+  const track = svg('g', {class: 'path'});
+  for (let i = 1; i < path.x.length; ++i) {
+    const hue = 220 - 220 * i / Math.max(1, path.x.length - 1);
+    track.append(svg('line', {x1: sx(path.x[i - 1]), y1: sy(path.y[i - 1]), x2: sx(path.x[i]),
+                              y2: sy(path.y[i]), stroke: `hsl(${hue},70%,45%)`, 'stroke-width': 2}));
+  }
+  plot.append(track);
+  plot.append(svg('circle', {class: 'start', cx: sx(path.x[0]), cy: sy(path.y[0]), r: 5,
+                             fill: '#1e8449'}));
+  plot.append(svg('circle', {class: 'dot', cx: sx(path.x[step] ?? path.x[0]),
+                             cy: sy(path.y[step] ?? path.y[0]), r: 4, fill: '#c0392b'}));
+  plot.dataset.xs = JSON.stringify(path.x.map(sx));
+  plot.dataset.ys = JSON.stringify(path.y.map(sy));
+  plot.dataset.path = JSON.stringify(path.x.map((x, i) => [x, path.y[i]]));
+  plot.dataset.goals = goals;
+  return plot;
+}
+
 function moveCursor() {
   $('step').textContent = step;
   for (const plot of document.querySelectorAll('.plot')) {
@@ -133,6 +184,7 @@ function panel(title, view, media, index, fields) {
     for (const s of view.series) lines.append(linePlot(s.name, s.values));
     const row = document.createElement('div');
     row.className = 'views';
+    if (view.world) row.append(worldPlot(view.world));
     if (view.plane) row.append(planePlot(view.plane));
     row.append(lines);
     div.append(row);
