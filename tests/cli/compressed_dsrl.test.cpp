@@ -1,7 +1,8 @@
 // DSRL files compressed through HDF5 filter plugins (docs/dsrl.md, "Compressed files"): h5py
 // writes one file per filter (make_compressed_dsrl.py: lzf, lz4, blosc, bitshuffle, decoded by
 // the Debian plugins scripts/setup installs). `ltt certify --dataset` certifies each as it does
-// the unfiltered file, writes its selection, and `ltt score` gives each row the same value. Without the plugin (HDF5_PLUGIN_PATH on an empty folder) and with a key that
+// the unfiltered file, writes a selection that keeps the filter, and `ltt score` gives each row
+// the same value. Without the plugin (HDF5_PLUGIN_PATH on an empty folder) and with a key that
 // claims more than its filter can unpack from what is stored, each is refused in one line.
 
 #include <doctest/doctest.h>
@@ -112,6 +113,19 @@ TEST_CASE("ltt certify --dataset and ltt score read files compressed by lzf, lz4
     CHECK(slurp(scored / "state_values.npy") ==
           slurp(work_dir() / "plain-scored" / "state_values.npy"));
   }
+  // Each selection is compressed by its input's filter, with as many options, the user's last
+  // two the same (the plugin fills the first ones in from the chunk and element sizes).
+  const Result same_filters = in_work_dir(cat(
+      "'", LTT_PYTHON3, "' -c 'import h5py\n",
+      "opts = lambda p: {k: (len(v or ()), tuple(v or ())[-2:])",
+      " for k, v in h5py.File(p)[\"observations\"]._filters.items()}\n",
+      "for n in [", [] {
+        std::string names;
+        for (const Filter& f : filters) names += cat("\"", f.name, "\", ");
+        return names;
+      }(), "]:\n",
+      "    assert opts(n + \".hdf5\") == opts(\"selections/\" + n + \".hdf5\"), n'"));
+  CHECK_MESSAGE(same_filters.code == 0, same_filters.err);
 }
 
 TEST_CASE("a DSRL file whose filter has no plugin, or that claims too much, is refused in one line") {
