@@ -1,6 +1,7 @@
 #pragma once
 // `ltt pipeline`'s flag table: the command (pipeline.cpp) parses with it, and --config
-// (pipeline_config.hpp) checks each value a report records against it.
+// (pipeline_config.hpp) checks each value a report records against it, as does the fuzz target
+// of --config (tests/fuzz/fuzz_config.cpp).
 
 #include "arguments.hpp"
 
