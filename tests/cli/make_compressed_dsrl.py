@@ -3,7 +3,8 @@
 
     make_compressed_dsrl.py OUT_DIR
 
-plain.hdf5          make_small_dsrl.py's dataset, unfiltered; scores.npy, one score per episode
+plain.hdf5          make_small_dsrl.py's dataset (small_dataset), unfiltered; scores.npy, one
+                    score per episode
 NAME.hdf5           the same with the seven keys chunked through one filter plugin each:
                     lzf (h5py's own name), lz4, blosc and bitshuffle (their registered ids and
                     options, decoded by Debian's plugins, which scripts/setup installs)
@@ -19,7 +20,8 @@ import numpy as np
 
 sys.dont_write_bytecode = True  # nothing lands in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
-from make_dsrl_fixtures import dataset, write_h5  # noqa: E402
+from make_dsrl_fixtures import write_h5  # noqa: E402
+from make_small_dsrl import small_dataset  # noqa: E402
 
 # name: (registered filter id, the Debian 12 package of its plugin, create_dataset's keywords)
 FILTERS = {
@@ -38,12 +40,9 @@ def main():
     import h5py
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    rng = np.random.default_rng(13)
-    lengths = [int(n) for n in rng.integers(3, 10, 20)]
-    d = dataset(rng, lengths, ["timeout", "terminal"] * 10, 2)
-    extra = {"infos/step": np.arange(d["observations"].shape[0], dtype=np.int32)}
+    d, extra, scores = small_dataset()
     write_h5(os.path.join(out, "plain.hdf5"), d, extra)
-    np.save(os.path.join(out, "scores.npy"), rng.random(len(lengths)))
+    np.save(os.path.join(out, "scores.npy"), scores)
     for name, (filter_id, package, options) in FILTERS.items():
         if not h5py.h5z.filter_avail(filter_id):
             sys.exit(f"make_compressed_dsrl.py: h5py finds no plugin for HDF5 filter {filter_id} "
