@@ -151,8 +151,8 @@ inline Json parse_config_text(std::string_view text, const std::string& file, in
       last_key = parsed.get<std::string>();
       std::vector<std::string>& seen = keys.back();
       if (std::find(seen.begin(), seen.end(), last_key) != seen.end())
-        throw BadInput(cat("--config ", file, ": ", where(), ": the key \"", last_key,
-                           "\" appears twice"));
+        throw BadInput(
+            cat("--config ", file, ": ", where(), ": the key \"", last_key, "\" appears twice"));
       seen.push_back(last_key);
     }
     return true;

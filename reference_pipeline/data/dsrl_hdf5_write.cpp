@@ -77,7 +77,9 @@ void unbitshuffled_parameters(hid_t list, std::string_view file) {
   unsigned flags = 0;
   std::size_t count = 16;
   std::array<unsigned, 16> values{};
-  if (H5Pget_filter_by_id2(list, bitshuffle, &flags, &count, values.data(), 0, nullptr, nullptr) < 0) {
+  const herr_t found =
+      H5Pget_filter_by_id2(list, bitshuffle, &flags, &count, values.data(), 0, nullptr, nullptr);
+  if (found < 0) {
     H5Eclear2(H5E_DEFAULT);  // no bitshuffle in this key's pipeline
     return;
   }

@@ -39,8 +39,8 @@ const std::vector<Filter> filters = {{"lzf", "32000", "hdf5-plugin-lzf"},
 const fs::path& work_dir() {
   static const fs::path dir = [] {
     const fs::path d = scratch_dir() / "compressed";
-    const Result r = shell(cat("'", LTT_PYTHON3, "' '", LTT_CLI_TEST_SCRIPTS,
-                               "/make_compressed_dsrl.py' ", q(d)));
+    const Result r = shell(
+        cat("'", LTT_PYTHON3, "' '", LTT_CLI_TEST_SCRIPTS, "/make_compressed_dsrl.py' ", q(d)));
     if (r.code != 0) throw std::runtime_error(cat("make_compressed_dsrl.py failed: ", r.err));
     fs::create_directories(d / "out");
     fs::create_directories(d / "selections");
@@ -62,7 +62,8 @@ Result ltt_in_work_dir(const std::string& args) {
 }
 
 // Exit 2, one line naming the file and holding every part, nothing on stdout or in out/.
-void check_refused(const Result& r, const std::string& file, std::initializer_list<std::string> parts) {
+void check_refused(const Result& r, const std::string& file,
+                   std::initializer_list<std::string> parts) {
   CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK_MESSAGE(lines(r.err) == 1, r.err);
@@ -72,11 +73,12 @@ void check_refused(const Result& r, const std::string& file, std::initializer_li
   CHECK(fs::is_empty(work_dir() / "out"));
 }
 
-TEST_CASE("ltt certify --dataset and ltt score read files compressed by lzf, lz4, blosc, bitshuffle") {
+TEST_CASE(
+    "ltt certify --dataset and ltt score read files compressed by lzf, lz4, blosc, bitshuffle") {
   if (!with_hdf5) return;
   // The unfiltered file: its certificate, its selection's episode indices, a model, its values.
-  const Result plain = ltt_in_work_dir(cat("certify --dataset plain.hdf5", draw,
-                                           " --selection plain-selected.npy --json"));
+  const Result plain = ltt_in_work_dir(
+      cat("certify --dataset plain.hdf5", draw, " --selection plain-selected.npy --json"));
   REQUIRE_MESSAGE(plain.code == 0, plain.err);
   auto expected = json_object(plain.out);
   REQUIRE(expected.at("certified") == "true");
@@ -84,7 +86,8 @@ TEST_CASE("ltt certify --dataset and ltt score read files compressed by lzf, lz4
   expected.erase("output");
   std::string indices;
   const ltt::data::Array selected = ltt::data::read_npy(work_dir() / "plain-selected.npy");
-  for (const std::int64_t i : selected.values<std::int64_t>()) indices += cat(" ", std::to_string(i));
+  for (const std::int64_t i : selected.values<std::int64_t>())
+    indices += cat(" ", std::to_string(i));
   const Result trained = ltt_in_work_dir(
       "score --dataset plain.hdf5 --out plain-scored --segment 3 --hidden 16,16 --epochs 5 "
       "--pairs 100 --quiet");
@@ -93,8 +96,8 @@ TEST_CASE("ltt certify --dataset and ltt score read files compressed by lzf, lz4
   for (const Filter& f : filters) {
     CAPTURE(f.name);
     const std::string file = f.name + ".hdf5", selection = cat("selections/", f.name, ".hdf5");
-    const Result r =
-        ltt_in_work_dir(cat("certify --dataset ", file, draw, " --selection ", selection, " --json"));
+    const Result r = ltt_in_work_dir(
+        cat("certify --dataset ", file, draw, " --selection ", selection, " --json"));
     REQUIRE_MESSAGE(r.code == 0, r.err);
     auto got = json_object(r.out);
     got.erase("inputs");
@@ -107,8 +110,8 @@ TEST_CASE("ltt certify --dataset and ltt score read files compressed by lzf, lz4
     CHECK_MESSAGE(check.code == 0, check.err);
 
     const fs::path scored = work_dir() / cat(f.name, "-scored");
-    const Result s = ltt_in_work_dir(
-        cat("score --dataset ", file, " --out ", q(scored), " --model plain-scored/model.ltt --quiet"));
+    const Result s = ltt_in_work_dir(cat("score --dataset ", file, " --out ", q(scored),
+                                         " --model plain-scored/model.ltt --quiet"));
     REQUIRE_MESSAGE(s.code == 0, s.err);
     CHECK(slurp(scored / "state_values.npy") ==
           slurp(work_dir() / "plain-scored" / "state_values.npy"));
@@ -118,34 +121,37 @@ TEST_CASE("ltt certify --dataset and ltt score read files compressed by lzf, lz4
   const Result same_filters = in_work_dir(cat(
       "'", LTT_PYTHON3, "' -c 'import h5py\n",
       "opts = lambda p: {k: (len(v or ()), tuple(v or ())[-2:])",
-      " for k, v in h5py.File(p)[\"observations\"]._filters.items()}\n",
-      "for n in [", [] {
+      " for k, v in h5py.File(p)[\"observations\"]._filters.items()}\n", "for n in [",
+      [] {
         std::string names;
         for (const Filter& f : filters) names += cat("\"", f.name, "\", ");
         return names;
-      }(), "]:\n",
-      "    assert opts(n + \".hdf5\") == opts(\"selections/\" + n + \".hdf5\"), n'"));
+      }(),
+      "]:\n", "    assert opts(n + \".hdf5\") == opts(\"selections/\" + n + \".hdf5\"), n'"));
   CHECK_MESSAGE(same_filters.code == 0, same_filters.err);
 }
 
-TEST_CASE("a DSRL file whose filter has no plugin, or that claims too much, is refused in one line") {
+TEST_CASE(
+    "a DSRL file whose filter has no plugin, or that claims too much, is refused in one line") {
   if (!with_hdf5) return;
   for (const Filter& f : filters) {
     CAPTURE(f.name);
     const std::string file = f.name + ".hdf5";
     // HDF5_PLUGIN_PATH replaces libhdf5's default plugin folder, here with an empty one.
     const std::string no_plugins = cat("env HDF5_PLUGIN_PATH=no-plugins '", LTT_PROGRAM, "' ");
-    check_refused(in_work_dir(cat(no_plugins, "certify --dataset ", file, draw,
-                                  " --selection out/s.hdf5")),
-                  file, {"ltt certify: ", "key 'observations' is stored through HDF5 filter " + f.id,
-                         "cannot decode", "Debian's package " + f.package + ";"});
+    check_refused(
+        in_work_dir(cat(no_plugins, "certify --dataset ", file, draw, " --selection out/s.hdf5")),
+        file,
+        {"ltt certify: ", "key 'observations' is stored through HDF5 filter " + f.id,
+         "cannot decode", "Debian's package " + f.package + ";"});
     check_refused(in_work_dir(cat(no_plugins, "score --dataset ", file, " --out out/scored")), file,
                   {"ltt score: ", "filter " + f.id, "Debian's package " + f.package + ";"});
     // 'observations' claims 10^7 rows; a few chunks of them are stored.
     const std::string claims = f.name + "-claims.hdf5";
-    check_refused(ltt_in_work_dir(cat("certify --dataset ", claims, draw, " --selection out/s.hdf5")),
-                  claims, {"key 'observations' claims 120000000 bytes, more than its filters (" +
-                               f.name + ") unpack", "the file is corrupted"});
+    check_refused(
+        ltt_in_work_dir(cat("certify --dataset ", claims, draw, " --selection out/s.hdf5")), claims,
+        {"key 'observations' claims 120000000 bytes, more than its filters (" + f.name + ") unpack",
+         "the file is corrupted"});
   }
 }
 

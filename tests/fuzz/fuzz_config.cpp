@@ -29,7 +29,8 @@ constexpr Command pipeline_command{"pipeline", "", pipeline_flags};
 void check_widths(const std::optional<std::vector<std::int64_t>>& hidden) {
   if (!hidden) return;
   check(!hidden->empty() && hidden->size() <= max_config_layers, "1 to 8 hidden layers");
-  for (const std::int64_t w : *hidden) check(w >= 1 && w <= max_config_width, "a width in [1, 4096]");
+  for (const std::int64_t w : *hidden)
+    check(w >= 1 && w <= max_config_width, "a width in [1, 4096]");
 }
 
 }  // namespace
