@@ -8,6 +8,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,26 @@ Handle untimed_list(hid_t kind, std::string_view file) {
   return untimed(check(H5Pcreate(kind), H5Pclose, file, "cannot create a property list"), file);
 }
 
+// Bitshuffle's plugin (filter 32008) puts three values of its own (its version and the element
+// size) before the user's block size and compression when a dataset is created; a stored list
+// already holds them, so created again from it the user's values would move to slots 6 and 7
+// and the copy would lose its LZ4 compression. Other filters overwrite their slots in place.
+void unbitshuffled_parameters(hid_t list, std::string_view file) {
+  constexpr H5Z_filter_t bitshuffle = 32008;
+  unsigned flags = 0;
+  std::size_t count = 16;
+  std::array<unsigned, 16> values{};
+  const herr_t found =
+      H5Pget_filter_by_id2(list, bitshuffle, &flags, &count, values.data(), 0, nullptr, nullptr);
+  if (found < 0) {
+    H5Eclear2(H5E_DEFAULT);  // no bitshuffle in this key's pipeline
+    return;
+  }
+  if (count < 3 || count > values.size()) return;
+  check(H5Pmodify_filter(list, bitshuffle, flags, count - 3, values.data() + 3), file,
+        "cannot set the bitshuffle filter's parameters");
+}
+
 // Creation property list for the sliced copy of a dataset: the source's own (chunking,
 // compression, fill value) with chunks no longer than the new extent; a fresh contiguous one
 // where the source's cannot serve (virtual or external storage). Neither records times.
@@ -84,6 +105,7 @@ Handle creation_list(hid_t source, const std::vector<hsize_t>& out_dims, std::st
     for (std::size_t i = 0; i < chunk.size(); ++i)
       chunk[i] = std::max<hsize_t>(1, std::min(chunk[i], out_dims[i]));
     check(H5Pset_chunk(list.get(), rank, chunk.data()), file, "cannot set a chunk shape");
+    unbitshuffled_parameters(list.get(), file);
   }
   return untimed(std::move(list), file);
 }

@@ -40,6 +40,42 @@ bool fixed_size(hid_t type) {
          H5Tget_class(type) != H5T_REFERENCE;
 }
 
+// What ltt knows of a filter: a short name, the Debian 12 package that installs its plugin into
+// libhdf5's default plugin folder (scripts/setup installs them all), and at most how many bytes
+// one stored byte decodes to, from its format: zlib's technical details give deflate's 1032; an
+// LZF back reference of up to 264 bytes takes 3 bytes (liblzf's lzf_c.c); an LZ4 sequence adds
+// 255 match bytes per length byte (the LZ4 block format); shuffle permutes and Fletcher32
+// appends a checksum. Blosc, Bitshuffle, BZip2 and the rest have no useful bound (Blosc and
+// Bitshuffle may carry zstd, whose RLE blocks unpack 128 KiB from 4 bytes), so theirs is 0:
+// one chunk per stored byte, since every chunk a key claims must be stored, in a byte at least.
+struct FilterFacts {
+  std::string_view name, package;
+  hsize_t ratio = 0;
+};
+
+FilterFacts filter_facts(H5Z_filter_t filter) {
+  switch (filter) {
+    case H5Z_FILTER_DEFLATE:
+      return {"deflate", {}, 1032};
+    case H5Z_FILTER_SHUFFLE:
+      return {"shuffle", {}, 1};
+    case H5Z_FILTER_FLETCHER32:
+      return {"fletcher32", {}, 1};
+    case 307:
+      return {"bzip2", "hdf5-filter-plugin", 0};
+    case 32000:
+      return {"lzf", "hdf5-plugin-lzf", 88};
+    case 32001:
+      return {"blosc", "hdf5-filter-plugin-blosc-serial", 0};
+    case 32004:
+      return {"lz4", "hdf5-filter-plugin", 255};
+    case 32008:
+      return {"bitshuffle", "bitshuffle", 0};
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
 std::string type_text(hid_t type) {
@@ -169,8 +205,9 @@ std::string type_problem(hid_t type, int depth) {
 // What a dataset claims against what the file holds, so that a corrupted dimension, address
 // or filter is refused before a read trusts it: the storage is within the file; unfiltered
 // data is stored whole (contiguous: from its address to no further than the file's end);
-// filters can be decoded; deflate is asked for no more than its 1032-to-1 limit (zlib's
-// technical details); data in other files (external storage, virtual datasets) is refused.
+// filters can be decoded (a missing plugin is named with the Debian package that has it), and
+// are asked to unpack no more than the product of their bounds (filter_ratio_bound, at most one
+// chunk per stored byte); data in other files (external storage, virtual datasets) is refused.
 void check_storage(hid_t d, hid_t type, const std::vector<hsize_t>& dims, hsize_t file_size,
                    std::string_view file, std::string_view key) {
   const auto refuse = [&](std::string_view what) { fail(file, cat(key_text(key), " ", what)); };
@@ -213,9 +250,13 @@ void check_storage(hid_t d, hid_t type, const std::vector<hsize_t>& dims, hsize_
       if (rank != static_cast<int>(dims.size()) ||
           std::any_of(chunk.begin(), chunk.begin() + rank, [](hsize_t c) { return c == 0; }))
         refuse("has a chunk shape that does not fit its rank; the file is corrupted");
+      chunk.resize(dims.size());
+      const hsize_t chunk_bytes =
+          bytes_of(chunk, H5Tget_size(type)).value_or(static_cast<hsize_t>(-1));
       const int filters = H5Pget_nfilters(creation.get());
       if (filters < 0) fail_hdf5(file, cat("cannot read the filters of ", key_text(key)));
-      bool deflate_only = true;
+      hsize_t ratio = 1;
+      std::string names;
       for (int i = 0; i < filters; ++i) {
         unsigned flags = 0, config = 0;
         std::size_t values = 0;
@@ -223,22 +264,31 @@ void check_storage(hid_t d, hid_t type, const std::vector<hsize_t>& dims, hsize_
         const H5Z_filter_t filter = H5Pget_filter2(creation.get(), static_cast<unsigned>(i), &flags,
                                                    &values, nullptr, sizeof name, name, nullptr);
         if (filter < 0) fail_hdf5(file, cat("cannot read the filters of ", key_text(key)));
+        const FilterFacts facts = filter_facts(filter);
+        const std::string label = !facts.name.empty() ? std::string(facts.name)
+                                  : name[0] != '\0'   ? printable(name)
+                                                      : std::to_string(filter);
         if (H5Zfilter_avail(filter) <= 0 || H5Zget_filter_info(filter, &config) < 0 ||
             (config & H5Z_FILTER_CONFIG_DECODE_ENABLED) == 0) {
           H5Eclear2(H5E_DEFAULT);
-          refuse(cat("is stored through HDF5 filter ", std::to_string(filter),
-                     name[0] != '\0' ? cat(" (", printable(name), ")") : std::string(),
-                     ", which this build of libhdf5 cannot decode"));
+          refuse(cat("is stored through HDF5 filter ", std::to_string(filter), " (", label,
+                     "), which this build of libhdf5 cannot decode",
+                     facts.package.empty()
+                         ? std::string()
+                         : cat(" (its plugin is in Debian's package ", facts.package,
+                               "; HDF5_PLUGIN_PATH names other plugin folders)")));
         }
-        deflate_only =
-            deflate_only && (filter == H5Z_FILTER_DEFLATE || filter == H5Z_FILTER_SHUFFLE ||
-                             filter == H5Z_FILTER_FLETCHER32);
+        const hsize_t bound = facts.ratio != 0 ? facts.ratio : std::max<hsize_t>(chunk_bytes, 1);
+        ratio = ratio > static_cast<hsize_t>(-1) / bound ? static_cast<hsize_t>(-1) : ratio * bound;
+        names = cat(names, names.empty() ? "" : ", ", label);
       }
+      ratio = std::min(ratio, std::max<hsize_t>(chunk_bytes, 1));
       if (filters == 0) {
         stored_whole();
-      } else if (deflate_only && fixed_size(type) && *claimed / 1032 > stored) {
-        refuse(cat(claim, ", more than deflate unpacks from the ", std::to_string(stored),
-                   " bytes stored (at most 1032 to 1); the file is corrupted"));
+      } else if (fixed_size(type) && *claimed / ratio > stored) {
+        refuse(cat(claim, ", more than its filters (", names, ") unpack from the ",
+                   std::to_string(stored), " bytes stored (at most ", std::to_string(ratio),
+                   " to 1); the file is corrupted"));
       }
       return;
     }

@@ -23,16 +23,22 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from make_dsrl_fixtures import dataset, write_h5  # noqa: E402
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
+def small_dataset():
+    """The dataset, its extra per-row key, one score per episode; make_compressed_dsrl.py's too."""
     rng = np.random.default_rng(13)
     lengths = [int(n) for n in rng.integers(3, 10, 20)]
     d = dataset(rng, lengths, ["timeout", "terminal"] * 10, 2)
     extra = {"infos/step": np.arange(d["observations"].shape[0], dtype=np.int32)}
+    return d, extra, rng.random(len(lengths))
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    d, extra, scores = small_dataset()
     write_h5(os.path.join(out, "small.hdf5"), d, extra)
     write_h5(os.path.join(out, "small_gzip.hdf5"), d, extra, compress=True)
-    np.save(os.path.join(out, "small_scores.npy"), rng.random(len(lengths)))
+    np.save(os.path.join(out, "small_scores.npy"), scores)
 
 
 if __name__ == "__main__":

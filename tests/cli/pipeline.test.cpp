@@ -218,13 +218,21 @@ TEST_CASE(
   refused(R"({"task": "corridor", "pairs": 100})", "",
           "pairs: not an option a corridor report records");
   refused(R"({"preset": "tiny"})", "", "missing required flag --task");
-  // Not JSON, or JSON no report is: refused with the line and column, before any work.
-  refused("{" + task + ",}", "", ":1:41: expected a key in quotes");
+  // Not JSON, or JSON no report is: refused with the line and column, before any work
+  // (nlohmann-json's: the column of the last byte it read, here the end of "0.1").
+  refused("{" + task + ",}", "",
+          ":1:41: syntax error while parsing object key - unexpected '}'; expected string literal");
+  refused("{" + task + ",\n  \"settings\": {\"alpha\": 0.25,\n    \"delta\" 0.1}}", "",
+          ":3:15: syntax error while parsing object separator - unexpected number literal");
   refused("{" + task + R"(, "preset": "demo"})", "", "the key \"preset\" appears twice");
+  refused("{" + task + R"(, "settings": {"alpha": 0.2, "alpha": 0.3}})", "",
+          "settings: the key \"alpha\" appears twice");
+  refused("{" + task + R"(, "settings": {"alpha": 1e400}})", "", "number overflow parsing '1e400'");
   refused(std::string(1000000, '[') + std::string(1000000, ']'), "",
           "arrays and objects nested more than 64 deep");
   refused(std::string(5 << 20, ' ') + "{}", "", "more than 4194304 bytes");
-  refused("{\"task\": \"point-goal\xff\"}", "", "not valid UTF-8");
+  refused("{\"task\": \"point-goal\xff\"}", "", ":1:21: syntax error while parsing value - "
+          "invalid string: ill-formed UTF-8 byte; last read: '\"point-goal?'");
   std::filesystem::remove(config);
   const Result missing = run_ltt("pipeline --config " + config.string() + " --out " + out.string());
   CHECK(missing.code == 2);

@@ -129,12 +129,16 @@ def osrl_episode_lengths(d):
     return lengths
 
 
-def write_h5(path, d, extra=None, compress=False):
+def write_h5(path, d, extra=None, compress=False, filters=None):
+    """filters: create_dataset's keywords for the seven keys, e.g. {"compression": "lzf"};
+    compress=True is gzip at level 4."""
     import h5py
+    if compress:
+        filters = {"compression": "gzip", "compression_opts": 4}
     with h5py.File(path, "w") as f:
         for k, v in d.items():
-            if compress and np.ndim(v) >= 1 and len(v) > 0:
-                f.create_dataset(k, data=v, chunks=True, compression="gzip", compression_opts=4)
+            if filters and np.ndim(v) >= 1 and len(v) > 0:
+                f.create_dataset(k, data=v, chunks=True, **filters)
             else:
                 f.create_dataset(k, data=v)
         for k, v in (extra or {}).items():

@@ -5,8 +5,8 @@
 
 Seeds are small valid inputs (and a few the readers refuse) from which libFuzzer mutates: CSV
 pools with labels or state values, .npy arrays of every supported dtype, DSRL HDF5 files
-written by h5py through the data tests' fixture generator, and flag lines. Files are written
-by name and others are left alone, so regression inputs added by hand (crash-*, README.md)
+written by h5py through the data tests' fixture generator, flag lines, and --config files.
+Files are written by name and others are left alone, so regression inputs added by hand (crash-*, README.md)
 stay. Needs numpy and h5py (Debian's /usr/bin/python3).
 """
 import os
@@ -54,6 +54,20 @@ FLAGS = {
     "every_kind_nul.txt": "--N\0 9007199254740992\0--out\0a file with spaces\0--target\0-0\0",
 }
 
+CONFIGS = {
+    "tiny.json": '{"task": "point-goal", "preset": "tiny", "settings": {"alpha": 0.2, '
+                 '"delta": 0.1, "pairs": 200, "value_hidden": [16, 16], '
+                 '"observations": "z-scored"}, "seeds": [{"seed": 1}, {"seed": 2}]}\n',
+    "dataset.json": '{"task": "car-run", "pool": {"source": "d.hdf5", "episodes": 40, '
+                    '"pool_seed": 3, "transitions": 800}, "settings": {"backend": "eigen", '
+                    '"normalize_observations": false, "return_weight_kappa": 1.5}, '
+                    '"methods": [], "certificate": null}\n',
+    "corridor.json": '{"task": "corridor", "trajectories": 100, "episodes": 50, "seed": 2, '
+                     '"expert_mass": 0.3, "safe_probability": 0.9, "rows": [[1, 2.5e-3]]}\n',
+    "lines.json": '{\n  "task": "point-goal",\n  "settings": {\n    "members": 3,\n'
+                  '    "policy_hidden": [64, 64]\n  }\n}\n',
+}
+
 
 def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -66,6 +80,8 @@ def main():
         write(os.path.join(CORPUS, "fuzz_csv", name), text)
     for name, text in FLAGS.items():
         write(os.path.join(CORPUS, "fuzz_arguments", name), text)
+    for name, text in CONFIGS.items():
+        write(os.path.join(CORPUS, "fuzz_config", name), text)
 
     with tempfile.TemporaryDirectory() as tmp:
         fixtures.write_npy_fixtures(os.path.join(tmp, "npy"))
