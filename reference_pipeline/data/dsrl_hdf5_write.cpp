@@ -18,6 +18,7 @@
 #include "dsrl_store.hpp"
 #include "error.hpp"
 #include "hdf5_file.hpp"
+#include "world_geometry.hpp"
 
 namespace ltt::data::detail {
 
@@ -287,7 +288,8 @@ void copy_selection(const fs::path& in, const fs::path& temporary, std::string_v
     if (kind == H5I_DATASET) {
       object.close();
       const Dataset d = open_dataset(input, link.name, in_name);
-      if (!d.dims.empty() && d.dims[0] == static_cast<hsize_t>(rows)) {
+      if (!d.dims.empty() && d.dims[0] == static_cast<hsize_t>(rows) &&
+          !is_per_file_world_key(link.name)) {
         copy_rows(d, output.get(), link.name, ranges, selected, input.size, in_name, out_name,
                   child);
         continue;

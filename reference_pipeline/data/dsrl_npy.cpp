@@ -13,6 +13,7 @@
 #include "dsrl_store.hpp"
 #include "error.hpp"
 #include "npy.hpp"
+#include "world_geometry.hpp"
 
 namespace ltt::data::detail {
 
@@ -95,8 +96,9 @@ void write_npy_directory(const fs::path& path, const DsrlDataset& dataset) {
   });
 }
 
-// Every .npy file of `in` (and of its infos/ and world/, the world geometry) whose leading
-// dimension is `rows` is cut to the ranges; any other .npy file is copied as it is; files that
+// Every .npy file of `in` (and of its infos/, the world geometry's rows) whose leading
+// dimension is `rows` is cut to the ranges; any other .npy file (world/'s among them) is copied
+// as it is; files that
 // are not .npy are left behind.
 void write_npy_directory_selection(const fs::path& in, const fs::path& out, std::int64_t rows,
                                    const std::vector<RowRange>& ranges) {
@@ -125,7 +127,7 @@ void write_npy_directory_selection(const fs::path& in, const fs::path& out, std:
       if (std::error_code ec; !fs::create_directories(target.parent_path(), ec) && ec)
         fail(out.string(), cat("cannot create ", in_quotes(target.parent_path().filename().string()),
                                ": ", ec.message()));
-      if (h.shape.empty() || h.shape[0] != rows) {
+      if (h.shape.empty() || h.shape[0] != rows || is_per_file_world_key(filename)) {
         input.close();
         std::error_code ec;
         if (!fs::copy_file(source, target, ec)) fail(shown, cat("cannot copy: ", ec.message()));

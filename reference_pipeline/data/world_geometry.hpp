@@ -25,6 +25,11 @@ inline constexpr std::string_view world_keys[] = {"infos/position", "infos/goal"
                                                   "infos/hazards",  "world/arena",
                                                   "world/hazard_radius", "world/goal_radius"};
 
+// Whether a key (or a .npy file's path in a directory) is one of world/'s, which describe the
+// file, not its rows: a selection copies them whole, even when a length happens to equal the
+// row count (world/arena in a pool of four rows).
+constexpr bool is_per_file_world_key(std::string_view name) { return name.starts_with("world/"); }
+
 struct WorldGeometry {
   Array position, goal, hazards, arena, hazard_radius, goal_radius;  // as above, float32
 

@@ -93,6 +93,34 @@ TEST_CASE("world geometry: written, read back, and carried by a selection row fo
                        shell_quoted(dir / "pool.hdf5"))) == 0);
 }
 
+// The first `rows` rows of a per-row array.
+ltt::data::Array first_rows(ltt::data::Array a, std::int64_t rows) {
+  a.bytes.resize(a.bytes.size() / static_cast<std::size_t>(a.rows()) *
+                 static_cast<std::size_t>(rows));
+  a.shape[0] = rows;
+  return a;
+}
+
+TEST_CASE("world geometry: a selection copies world/ whole when the pool has as many rows") {
+  // Four rows, as many as world/arena's entries: episode 0 (rows 0-2) and episode 1 (row 3).
+  ltt::data::DsrlDataset d = pool_with_world();
+  for (const std::string_view key : ltt::data::dsrl_keys) d[key] = first_rows(d[key], 4);
+  d.timeouts.bytes[3] = std::byte{1};
+  for (const std::string_view key : {"infos/position", "infos/goal", "infos/hazards"})
+    (*d.world)[key] = first_rows((*d.world)[key], 4);
+  const fs::path dir = scratch("world_four_rows");
+  for (const fs::path& path : targets(dir, "pool")) {
+    CAPTURE(path);
+    ltt::data::write_dsrl(path, d);
+    const fs::path out = dir / (path.extension() == ".hdf5" ? "one.hdf5" : "one");
+    ltt::data::write_dsrl_selection(path, out, std::vector<std::int64_t>{1});
+    const auto one = ltt::data::read_world_geometry(out, ltt::data::load_dsrl_pool(out));
+    REQUIRE(one.has_value());
+    CHECK(one->position.shape == std::vector<std::int64_t>{1, 2});
+    CHECK(one->arena.bytes == d.world->arena.bytes);
+  }
+}
+
 TEST_CASE("world geometry: absent from a file without world/arena") {
   const fs::path dir = scratch("world_absent");
   ltt::data::DsrlDataset d = pool_with_world();
