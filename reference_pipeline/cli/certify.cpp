@@ -82,9 +82,6 @@ SequentialRequest read_sequential_flags(const Arguments& args, Inputs& in) {
     throw BadInput("--sequential needs --labels (the first labels of the order) or --interactive");
   SequentialRequest r = read_walk_flags(args, in);
   r.interactive = interactive;
-  // The floor of the uncertified fallback's selection when nothing is certified
-  // (curation::sequential_fallback), as the fixed walk's --min-selection.
-  r.options.minimum_selection = args.count("min-selection");
   return r;
 }
 

@@ -75,7 +75,7 @@ const Command& budget_command() {
     std::vector<Flag> f;
     // certify's flags, less the "--sequential: " that opens some of their help texts.
     constexpr std::string_view sequential_only = "--sequential: ";
-    for (const std::string_view name : {"pool", "dataset", "alpha", "delta", "grid", "stop", "n"}) {
+    for (const std::string_view name : {"pool", "dataset", "alpha", "delta", "grid", "stop", "n", "min-selection"}) {
       Flag flag = *certify_flag(name);
       if (flag.help.starts_with(sequential_only)) flag.help.remove_prefix(sequential_only.size());
       f.push_back(flag);
@@ -239,7 +239,8 @@ int run_budget(const Invocation& call, const Arguments& args) {
                               {"alpha", request.options.alpha},
                               {"delta", request.options.delta},
                               {"grid", request.options.quantiles},
-                              {"refusal_rate", request.options.refusal_rate}};
+                              {"refusal_rate", request.options.refusal_rate},
+                              {"min_selection", request.options.minimum_selection}};
   label::Journal journal(out / "journal.jsonl", header);
   label::BudgetSession session(inputs, in, request, view ? &*view : nullptr, journal);
   if (!journal.replayed().empty())

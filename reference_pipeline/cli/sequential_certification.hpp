@@ -4,7 +4,7 @@
 // docs/sequential.md, "Interfaces"), as steps run_certify calls in turn:
 //
 //   read_walk_flags         --seed, --stop, --n, --order, --refusal-rate, --alpha, --delta,
-//                           --grid: the walk's settings (also `ltt label budget`'s)
+//                           --grid, --min-selection: the walk's settings (also `ltt label budget`'s)
 //   SequentialRun           the walk fed label by label until a stop rule fires; which id to
 //                           label next while none has, and the next few if the depth stays.
 //                           The labels of --labels FILE (any row order) wait until the walk
@@ -64,7 +64,7 @@ struct SequentialRequest {
 };
 
 // The walk's flags, as `ltt certify --sequential` and `ltt label budget` read them; --seed is
-// the label order's.
+// the label order's, --min-selection the refusal fallback's.
 inline SequentialRequest read_walk_flags(const Arguments& args, Inputs& in) {
   SequentialRequest r;
   in.seed = args.count("seed");
@@ -82,6 +82,9 @@ inline SequentialRequest read_walk_flags(const Arguments& args, Inputs& in) {
   r.options.alpha = args.real("alpha");
   r.options.delta = args.real("delta");
   r.options.quantiles = grid_quantiles(args.text("grid"));
+  // The floor of the uncertified fallback's selection when nothing is certified
+  // (curation::sequential_fallback), as the fixed walk's --min-selection.
+  r.options.minimum_selection = args.count("min-selection");
   return r;
 }
 
