@@ -11,6 +11,7 @@
 // super-uniformity, Pr[p_j <= c] <= c, bounds the error.
 
 #include <ltt/detail/check.hpp>
+#include <ltt/detail/level_split.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -70,17 +71,6 @@ inline void require_pvalue(std::string_view function, std::string_view name, std
 inline void require_pvalues(std::string_view function, std::span<const double> pvalues) {
   for (std::size_t j = 0; j < pvalues.size(); ++j)
     require_pvalue(function, "pvalues[", static_cast<std::int64_t>(j), "]", pvalues[j]);
-}
-
-// Largest double t with t * count <= delta in exact arithmetic. The union bound behind
-// Bonferroni and Holm needs count levels of size t to sum to at most delta, and delta /
-// count rounded to nearest can land one ulp above. fma gives the sign of t * count - delta
-// exactly (count <= 2^53 is exact as a double).
-inline double level_share(double delta, std::int64_t count) {
-  const double c = static_cast<double>(count);
-  double t = delta / c;
-  while (std::fma(t, c, -delta) > 0.0) t = std::nextafter(t, 0.0);
-  return t;
 }
 
 inline MultipleTestingResult from_walk(const FixedSequenceResult& walk, std::int64_t hypotheses) {
@@ -153,7 +143,7 @@ inline MultipleTestingResult bonferroni(std::span<const double> pvalues, double 
   result.hypotheses = static_cast<std::int64_t>(pvalues.size());
   result.tested = result.hypotheses;
   if (pvalues.empty()) return result;
-  const double level = detail::multiple_testing::level_share(delta, result.hypotheses);
+  const double level = detail::level_share(delta, result.hypotheses);
   for (std::size_t j = 0; j < pvalues.size(); ++j)
     if (pvalues[j] <= level) result.rejected.push_back(static_cast<std::int64_t>(j));
   if (!result.rejected.empty()) result.deepest_rejected = result.rejected.back();
@@ -180,7 +170,7 @@ inline MultipleTestingResult holm(std::span<const double> pvalues, double delta)
   const std::int64_t J = result.hypotheses;
   for (std::int64_t i = 0; i < J; ++i) {
     const std::int64_t j = order[static_cast<std::size_t>(i)];
-    const double level = detail::multiple_testing::level_share(delta, J - i);
+    const double level = detail::level_share(delta, J - i);
     if (!(pvalues[static_cast<std::size_t>(j)] <= level)) break;
     result.rejected.push_back(j);
   }

@@ -190,7 +190,7 @@ TEST_CASE("bonferroni: the per-test level never sums past delta") {
   // double. long double holds t * J exactly here (53 + 10 bits <= 64).
   for (const double delta : {0.1, 0.05, 0.01, 0.2, 0.3, 0.7, 1.0 / 3.0, 0.123456789}) {
     for (std::int64_t J = 1; J <= 1000; ++J) {
-      const double t = ltt::detail::multiple_testing::level_share(delta, J);
+      const double t = ltt::detail::level_share(delta, J);
       const long double L = static_cast<long double>(J);
       CHECK(static_cast<long double>(t) * L <= static_cast<long double>(delta));
       CHECK(static_cast<long double>(std::nextafter(t, 1.0)) * L > static_cast<long double>(delta));
