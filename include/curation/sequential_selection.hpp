@@ -28,7 +28,10 @@
 // Pr[either rejects a true H_j] <= delta (1 - w) + delta w = delta (a union bound). The
 // stratified order's deeper H_j have no cap test and spend all of delta on the anytime one
 // (with the fixed tail below: delta (1 - tail_share)).
-// w = cap_test_share, 0.2 by default; the prior is sequential_default_prior.
+// w = cap_test_share, 0.2 by default; the prior is sequential_default_prior. In floating point
+// 1 - w is the largest double c with c + w <= 1 exactly, and the tail's level share below is
+// rounded down (ltt/detail/level_split.hpp): the shares sum to at most delta, not delta (1 +
+// 5.6e-17) as fl(1 - 0.2) + 0.2 would.
 //
 // The fixed tail (options.fixed_tail, set by `auto`; stratified order; docs/sequential.md,
 // "The fixed tail"): the deeper H_j's anytime tests run at delta (1 - w), w = tail_share; once
@@ -78,6 +81,7 @@
 #include <ltt/bounds.hpp>
 #include <ltt/certification_rate.hpp>
 #include <ltt/detail/check.hpp>
+#include <ltt/detail/level_split.hpp>
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
 #include <ltt/sequential_pvalue.hpp>
@@ -380,8 +384,9 @@ class SequentialWalk {
     }
     const bool reaches_cap = !stratified() || s0.m + safe + unsafe == options_.label_cap;
     const double cap_level = reaches_cap ? options_.delta * w : 0.0;
-    return !detail::sequential::can_still_certify(p_[0], s0, safe, unsafe, options_.alpha,
-                                                  options_.delta * (1.0 - w), cap_level);
+    return !detail::sequential::can_still_certify(
+        p_[0], s0, safe, unsafe, options_.alpha,
+        options_.delta * ltt::detail::complement_share(w), cap_level);
   }
 
   // An optimistic unsafe count of S_j: N_j times the 90% Clopper-Pearson lower bound of
@@ -508,7 +513,10 @@ class SequentialWalk {
       else if (bad > 0)
         p = ltt::detail::round_up_pvalue(ltt::hypergeometric_cdf(seen, left, bad, drawn));
       // E_j may exceed 1 (evidence short of the anytime level); the level stays at most 1
-      const double share = std::min(1.0 / options_.delta, w + (1.0 - w) * *step.switch_evidence);
+      const double share =
+          std::min(1.0 / options_.delta,
+                   ltt::detail::share_sum_down(w, ltt::detail::complement_share(w),
+                                               *step.switch_evidence));
       step.p_tail = share > 0.0 ? ltt::detail::round_up_pvalue(p / share) : 1.0;
       step.p = std::min(step.p, *step.p_tail);
     }
@@ -568,7 +576,9 @@ class SequentialWalk {
   // cap test and spend all of delta on the anytime one, unless the fixed tail is on.
   double combined_pvalue(const SequentialStep& step) const {
     const double w = options_.cap_test_share;
-    double p = w == 0.0 ? step.p_anytime : ltt::detail::round_up_pvalue(step.p_anytime / (1.0 - w));
+    double p = w == 0.0 ? step.p_anytime
+                        : ltt::detail::round_up_pvalue(step.p_anytime /
+                                                       ltt::detail::complement_share(w));
     if (step.p_cap) p = std::min(p, ltt::detail::round_up_pvalue(*step.p_cap / w));
     return std::min(1.0, p);
   }
@@ -578,7 +588,8 @@ class SequentialWalk {
   double anytime_share(double p_anytime) const {
     const double w = options_.tail_share;
     if (!options_.fixed_tail || w == 0.0) return p_anytime;
-    return std::min(1.0, ltt::detail::round_up_pvalue(p_anytime / (1.0 - w)));
+    return std::min(1.0,
+                    ltt::detail::round_up_pvalue(p_anytime / ltt::detail::complement_share(w)));
   }
 
   // The strict fixed sequence on the current p_j, kept incrementally: p_j only decrease. In
