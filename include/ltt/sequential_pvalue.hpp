@@ -123,6 +123,28 @@ inline void add_log_ratio(long double& log_value, long double& error, long doubl
   add_rounded(log_value, error, term);
 }
 
+// The prior mixture's log marginal, log sum_i exp(log_m[i]) (log_m[i] = log w_i + log of component
+// i's Polya-urn probability), in pieces: the largest term, the largest of the terms' rounding
+// bounds, and log sum_i exp(log_m[i] - top). Its own rounding is the 2^-58 that the callers add.
+// The largest term's exp(0) is exactly 1 and is not evaluated (half the exp calls of a
+// two-component prior).
+struct MixtureLog {
+  long double top = -HUGE_VALL, bound = 0.0L, log_sum = 0.0L;
+};
+
+inline MixtureLog mixture_log(std::span<const long double> log_m,
+                              std::span<const long double> error_m) {
+  MixtureLog m;
+  for (std::size_t i = 0; i < log_m.size(); ++i) {
+    m.top = std::max(m.top, log_m[i]);
+    m.bound = std::max(m.bound, error_m[i]);
+  }
+  long double sum = 0.0L;
+  for (const long double l : log_m) sum += l == m.top ? 1.0L : std::exp(l - m.top);
+  m.log_sum = std::log(sum);
+  return m;
+}
+
 // value less its rounding bound, the subtraction's own rounding included: never above the
 // exact value that `value` approximates to within `error`.
 inline long double less_bound(long double value, long double error) {
@@ -221,16 +243,11 @@ class SequentialCompositionPvalue {
 
   // log PPR_t(U*) = log sum_i w_i m_{t,i} - log L_t(U*), less its rounding bound.
   long double log_ppr_at_boundary() const {
-    long double top = -HUGE_VALL, error = 0.0L;
-    for (std::size_t i = 0; i < log_m_.size(); ++i) {
-      top = std::max(top, log_m_[i]);
-      error = std::max(error, error_m_[i]);
-    }
-    long double sum = 0.0L;
-    for (const long double l : log_m_) sum += std::exp(l - top);
+    const detail::MixtureLog m = detail::mixture_log(log_m_, error_m_);
+    long double error = m.bound;
     error += error_L_ + 0x1p-58L;
-    long double value = top;
-    detail::add_rounded(value, error, std::log(sum));
+    long double value = m.top;
+    detail::add_rounded(value, error, m.log_sum);
     detail::add_rounded(value, error, -log_L_);
     return detail::less_bound(value, error);
   }

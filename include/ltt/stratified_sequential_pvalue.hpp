@@ -166,16 +166,10 @@ class StratifiedCompositionEvidence {
 
   // log sum_i w_i m_{t,i} with its bound added to `error`.
   static long double log_mixture(const Stratum& s, long double& error) {
-    long double top = -HUGE_VALL, bound = 0.0L;
-    for (std::size_t i = 0; i < s.log_m.size(); ++i) {
-      top = std::max(top, s.log_m[i]);
-      bound = std::max(bound, s.error_m[i]);
-    }
-    long double sum = 0.0L;
-    for (const long double l : s.log_m) sum += std::exp(l - top);
-    error += bound + 0x1p-58L;
-    long double value = top;
-    detail::add_rounded(value, error, std::log(sum));
+    const detail::MixtureLog m = detail::mixture_log(s.log_m, s.error_m);
+    error += m.bound + 0x1p-58L;
+    long double value = m.top;
+    detail::add_rounded(value, error, m.log_sum);
     return value;
   }
 
