@@ -145,6 +145,38 @@ inline MixtureLog mixture_log(std::span<const long double> log_m,
   return m;
 }
 
+// One label's step of each component's log Polya-urn probability (t labels before it, k of them
+// unsafe): log m_i += log[(k + a_i)/(t + a_i + b_i)] if unsafe, log[(t - k + b_i)/(t + a_i +
+// b_i)] if safe.
+inline void advance_mixture(const BetaMixturePrior& prior, std::int64_t t_labels,
+                            std::int64_t k_unsafe, bool unsafe, std::span<long double> log_m,
+                            std::span<long double> error_m) {
+  const long double t = static_cast<long double>(t_labels), k = static_cast<long double>(k_unsafe);
+  for (std::size_t i = 0; i < log_m.size(); ++i) {
+    const long double a = prior.components[i].a, b = prior.components[i].b;
+    add_log_ratio(log_m[i], error_m[i], (unsafe ? k + a : t - k + b) / (t + a + b));
+  }
+}
+
+// The mixture's pieces after each prefix of a label sequence (entry t: after t labels), for
+// tests of several null boundaries on the same labels: the mixture does not depend on the
+// boundary, so anytime_unsafe_upper_bound's binary search computes it once.
+inline std::vector<MixtureLog> mixture_path(const BetaMixturePrior& prior,
+                                            std::span<const std::uint8_t> labels) {
+  std::vector<long double> log_m, error_m(prior.weights.size(), 0.0L);
+  for (const double w : prior.weights) log_m.push_back(std::log(static_cast<long double>(w)));
+  std::vector<MixtureLog> path;
+  path.reserve(labels.size() + 1);
+  path.push_back(mixture_log(log_m, error_m));
+  std::int64_t k = 0;
+  for (std::size_t t = 0; t < labels.size(); ++t) {
+    advance_mixture(prior, static_cast<std::int64_t>(t), k, labels[t] != 0, log_m, error_m);
+    k += labels[t] != 0;
+    path.push_back(mixture_log(log_m, error_m));
+  }
+  return path;
+}
+
 // value less its rounding bound, the subtraction's own rounding included: never above the
 // exact value that `value` approximates to within `error`.
 inline long double less_bound(long double value, long double error) {
@@ -230,20 +262,19 @@ class SequentialCompositionPvalue {
  private:
   // The one-step predictive ratios of L_t(U*) and of each component's Polya urn.
   void advance(bool unsafe) {
-    const long double t = static_cast<long double>(t_), k = static_cast<long double>(k_);
     const long double left = static_cast<long double>(N_ - t_);
     const long double boundary_count =
         static_cast<long double>(unsafe ? U_ - k_ : N_ - U_ - (t_ - k_));
     detail::add_log_ratio(log_L_, error_L_, boundary_count / left);
-    for (std::size_t i = 0; i < log_m_.size(); ++i) {
-      const long double a = prior_.components[i].a, b = prior_.components[i].b;
-      detail::add_log_ratio(log_m_[i], error_m_[i], (unsafe ? k + a : t - k + b) / (t + a + b));
-    }
+    if (!replay_) detail::advance_mixture(prior_, t_, k_, unsafe, log_m_, error_m_);
   }
 
-  // log PPR_t(U*) = log sum_i w_i m_{t,i} - log L_t(U*), less its rounding bound.
+  // log PPR_t(U*) = log sum_i w_i m_{t,i} - log L_t(U*), less its rounding bound. While the
+  // test is live (not frozen, not impossible) the mixture has taken every label so far, so a
+  // replayed path's entry t is the same value bit for bit.
   long double log_ppr_at_boundary() const {
-    const detail::MixtureLog m = detail::mixture_log(log_m_, error_m_);
+    const detail::MixtureLog m = replay_ ? (*replay_)[static_cast<std::size_t>(t_)]
+                                         : detail::mixture_log(log_m_, error_m_);
     long double error = m.bound;
     error += error_L_ + 0x1p-58L;
     long double value = m.top;
@@ -261,8 +292,20 @@ class SequentialCompositionPvalue {
     return lhs <= rhs;
   }
 
+  friend std::int64_t anytime_unsafe_upper_bound(std::span<const std::uint8_t>, std::int64_t,
+                                                 double, BetaMixturePrior);
+
+  // The test of one boundary on labels whose mixture path (detail::mixture_path, prior
+  // `prior`) was computed beforehand: only L_t(U*) is updated per label.
+  SequentialCompositionPvalue(std::int64_t N_sel, std::int64_t null_boundary,
+                              BetaMixturePrior prior, const std::vector<detail::MixtureLog>* replay)
+      : SequentialCompositionPvalue(N_sel, null_boundary, std::move(prior)) {
+    replay_ = replay;
+  }
+
   std::int64_t N_, U_;
   BetaMixturePrior prior_;
+  const std::vector<detail::MixtureLog>* replay_ = nullptr;  // the mixture precomputed, or none
   std::int64_t t_ = 0, k_ = 0;
   long double log_L_ = 0.0L;          // log L_t(U*)
   long double error_L_ = 0.0L;        // bound on its accumulated rounding error
@@ -300,7 +343,7 @@ inline double sequential_composition_pvalue(std::span<const std::uint8_t> labels
 // b <= U rejected, and min_{u >= b} PPR_s(u) <= PPR_s(U), whose crossing of 1/delta has probability
 // at most delta (Ville). That holds for whichever rejected b is reported, so the binary search over
 // b (the exact p-value is nonincreasing in b) needs no exact monotonicity of the rounded one. O(t
-// log N_sel).
+// log N_sel), the prior's mixture (which does not depend on b) computed once.
 inline std::int64_t anytime_unsafe_upper_bound(std::span<const std::uint8_t> labels,
                                                std::int64_t N_sel, double delta,
                                                BetaMixturePrior prior = {}) {
@@ -317,8 +360,9 @@ inline std::int64_t anytime_unsafe_upper_bound(std::span<const std::uint8_t> lab
                       detail::show(std::int64_t{labels[i]}), "must be 0 or 1");
     unsafe += labels[i];
   }
+  const std::vector<detail::MixtureLog> mixture = detail::mixture_path(prior, labels);
   const auto rejected = [&](std::int64_t b) {
-    SequentialCompositionPvalue p(N_sel, b, prior);
+    SequentialCompositionPvalue p(N_sel, b, prior, &mixture);
     for (const std::uint8_t x : labels) p.update(x != 0);
     return p.pvalue() <= delta;
   };
