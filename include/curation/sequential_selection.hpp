@@ -191,15 +191,43 @@ struct SequentialCertificate {
 
 namespace detail::sequential {
 
-// Would H_1 be rejected if the next labels in S_1 were `safe` safe ones and then `unsafe`
-// unsafe ones (safe first: the order that raises the running maximum most): the anytime test
-// at `level`, or (cap_level > 0: the run would reach the cap with them) the exact test at
-// cap_level?
-inline bool can_still_certify(ltt::SequentialCompositionPvalue p, const SequentialStep& s1,
-                              std::int64_t safe, std::int64_t unsafe, double alpha, double level,
-                              double cap_level) {
-  for (std::int64_t i = 0; i < safe && p.pvalue() > level; ++i) p.update(false);
-  if (p.pvalue() <= level) return true;
+// Whether at most `safe` more safe labels take an anytime test to `level`, by running a copy
+// of it on them. The refusal rule asks after every label, and a safe label that then arrives is
+// exactly the first step of the run simulated before it (the same update on the same state), so
+// the run is kept and continued rather than started over; an unsafe label (or another test, or
+// level) starts a new one. The answer is the one a fresh run gives, bit for bit.
+class SafeRunToLevel {
+ public:
+  bool within(const ltt::SequentialCompositionPvalue& p, std::int64_t safe, double level) {
+    const bool continues = run_ && level == level_ && p.N_sel() == run_->N_sel() &&
+                           p.null_boundary() == run_->null_boundary() &&
+                           p.unsafe() == run_->unsafe() && p.labels() >= from_ &&
+                           p.labels() <= run_->labels();
+    if (!continues) {
+      run_ = p;
+      from_ = p.labels();
+      level_ = level;
+    }
+    // the run is p after `ahead` more safe labels; p has taken only safe ones since from_
+    std::int64_t ahead = run_->labels() - p.labels();
+    for (; ahead < safe && run_->pvalue() > level; ++ahead) run_->update(false);
+    return ahead <= safe && run_->pvalue() <= level;
+  }
+
+ private:
+  std::optional<ltt::SequentialCompositionPvalue> run_;
+  std::int64_t from_ = 0;  // the test's label count when the run was copied from it
+  double level_ = 0.0;
+};
+
+// Would H_1 (anytime test p) be rejected if the next labels in S_1 were `safe` safe ones and
+// then `unsafe` unsafe ones (safe first: the order that raises the running maximum most): the
+// anytime test at `level`, or (cap_level > 0: the run would reach the cap with them) the exact
+// test at cap_level?
+inline bool can_still_certify(SafeRunToLevel& run, const ltt::SequentialCompositionPvalue& p,
+                              const SequentialStep& s1, std::int64_t safe, std::int64_t unsafe,
+                              double alpha, double level, double cap_level) {
+  if (run.within(p, safe, level)) return true;
   return cap_level > 0.0 &&
          ltt::composition_pvalue(s1.k + unsafe, s1.m + safe + unsafe, s1.N, alpha) <= cap_level;
 }
@@ -385,7 +413,7 @@ class SequentialWalk {
     const bool reaches_cap = !stratified() || s0.m + safe + unsafe == options_.label_cap;
     const double cap_level = reaches_cap ? options_.delta * w : 0.0;
     return !detail::sequential::can_still_certify(
-        p_[0], s0, safe, unsafe, options_.alpha,
+        safe_run_, p_[0], s0, safe, unsafe, options_.alpha,
         options_.delta * ltt::detail::complement_share(w), cap_level);
   }
 
@@ -626,6 +654,9 @@ class SequentialWalk {
   std::optional<ltt::StratifiedCompositionEvidence> strata_;  // stratified
   std::vector<long double> log_max_;  // stratified: running maximum of H_j's log evidence
   std::int64_t depth_ = 0;            // certified steps: H_0 .. H_{depth-1} rejected
+  // The refusal rule's simulated run of H_1's test, kept between calls (a cache: the rule is
+  // const, and a walk is not shared between threads).
+  mutable detail::sequential::SafeRunToLevel safe_run_;
 };
 
 // The walk on finite scores with the label order of `seed`, asking unsafe_of(position) for
