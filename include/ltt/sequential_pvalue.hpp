@@ -273,8 +273,8 @@ class SequentialCompositionPvalue {
   // test is live (not frozen, not impossible) the mixture has taken every label so far, so a
   // replayed path's entry t is the same value bit for bit.
   long double log_ppr_at_boundary() const {
-    const detail::MixtureLog m = replay_ ? (*replay_)[static_cast<std::size_t>(t_)]
-                                         : detail::mixture_log(log_m_, error_m_);
+    const detail::MixtureLog m =
+        replay_ ? (*replay_)[static_cast<std::size_t>(t_)] : detail::mixture_log(log_m_, error_m_);
     long double error = m.bound;
     error += error_L_ + 0x1p-58L;
     long double value = m.top;

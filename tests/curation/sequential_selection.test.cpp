@@ -110,11 +110,11 @@ TEST_CASE(
     REQUIRE(s.p_cap.has_value());
     CHECK(*s.p_cap == ltt::composition_pvalue(s.k, s.m, s.N, options.alpha));
     const double anytime_share = std::nextafter(0.8, 0.0);
-    CHECK(s.p == std::min({1.0,
-                           s.p_anytime == 0.0
-                               ? 0.0
-                               : ltt::detail::round_up_pvalue(s.p_anytime / anytime_share),
-                           ltt::detail::round_up_pvalue(*s.p_cap / 0.2)}));
+    CHECK(s.p ==
+          std::min(
+              {1.0,
+               s.p_anytime == 0.0 ? 0.0 : ltt::detail::round_up_pvalue(s.p_anytime / anytime_share),
+               ltt::detail::round_up_pvalue(*s.p_cap / 0.2)}));
     pvalues.push_back(s.p);
   }
   const ltt::FixedSequenceResult walk = ltt::fixed_sequence(pvalues, options.delta);

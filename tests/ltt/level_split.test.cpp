@@ -19,8 +19,8 @@ using quad = __float128;
 // w in [2^-50, 1): c = 1 - w then has its bits within 2^0 .. 2^-105, so c + w is exact in the
 // 113-bit significand of __float128.
 std::vector<double> shares_to_test() {
-  std::vector<double> w = {0.2, 0.1, 0.3, 0.25, 0.5, 0.05, 0.01, 1e-3, 1.0 / 3.0, 0.7, 0.9,
-                           0.123456789, 1.0 - 0x1p-53, 0x1p-50};
+  std::vector<double> w = {0.2,  0.1,       0.3, 0.25, 0.5,         0.05,          0.01,
+                           1e-3, 1.0 / 3.0, 0.7, 0.9,  0.123456789, 1.0 - 0x1p-53, 0x1p-50};
   std::mt19937_64 rng(20261128);
   std::uniform_real_distribution<double> log2_w(-50.0, 0.0);
   for (int i = 0; i < 20000; ++i) {
@@ -67,7 +67,8 @@ TEST_CASE("share_sum_down: at most w + c e exactly, and within three ulps of it"
     // lies at or below the exact value iff it lies at or below that rounding
     const quad exact = static_cast<quad>(w) + static_cast<quad>(c) * static_cast<quad>(e);
     CHECK(static_cast<quad>(s) <= exact);
-    const double up3 = std::nextafter(std::nextafter(std::nextafter(s, INFINITY), INFINITY), INFINITY);
+    const double up3 =
+        std::nextafter(std::nextafter(std::nextafter(s, INFINITY), INFINITY), INFINITY);
     CHECK(static_cast<quad>(up3) > exact);
     nearest_exceeds += static_cast<quad>(w + c * e) > exact;
   }
