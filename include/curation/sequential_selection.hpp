@@ -242,6 +242,25 @@ inline std::int64_t unsafe_lower_bound(std::int64_t left, std::int64_t bad, std:
   return x;
 }
 
+// ltt::clopper_pearson_lower(k, m, 0.1), remembered per thread. The stall and refusal rules ask
+// for it after every label (a beta quantile, a third of a stratified walk's time when computed
+// each time), and walks on the same pool (a validation harness, the label budget's Monte Carlo)
+// ask for the same (k, m) again and again. A direct-mapped table of 1024 entries on the heap; a
+// miss computes the bound and takes the entry, so the value is the function's, bit for bit.
+inline double optimistic_fraction(std::int64_t k, std::int64_t m) {
+  struct Entry {
+    std::int64_t k = -1, m = -1;
+    double value = 0.0;
+  };
+  thread_local std::vector<Entry> table(1024);
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(m) * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(k)) *
+      0xBF58476D1CE4E5B9ull;
+  Entry& e = table[static_cast<std::size_t>(key >> 54)];
+  if (e.k != k || e.m != m) e = {k, m, ltt::clopper_pearson_lower(k, m, 0.1)};
+  return e.value;
+}
+
 // How many of the `draws` labels left under the cap land in S_1 (s1_left of its trajectories
 // among the pool_left unlabeled), except with probability at most `rate`: the upper quantile of
 // Hyp(pool_left, s1_left, draws). rate = 0 gives the most that can land.
@@ -421,8 +440,8 @@ class SequentialWalk {
   // k_j / m_j (0 before any label lands there).
   static std::int64_t optimistic_unsafe(const SequentialStep& step) {
     if (step.m == 0) return 0;
-    return static_cast<std::int64_t>(
-        std::floor(static_cast<double>(step.N) * ltt::clopper_pearson_lower(step.k, step.m, 0.1)));
+    return static_cast<std::int64_t>(std::floor(
+        static_cast<double>(step.N) * detail::sequential::optimistic_fraction(step.k, step.m)));
   }
 
   // The depth has not grown for stall_labels labels and the next step's closed-form forecast
@@ -541,10 +560,9 @@ class SequentialWalk {
       else if (bad > 0)
         p = ltt::detail::round_up_pvalue(ltt::hypergeometric_cdf(seen, left, bad, drawn));
       // E_j may exceed 1 (evidence short of the anytime level); the level stays at most 1
-      const double share =
-          std::min(1.0 / options_.delta,
-                   ltt::detail::share_sum_down(w, ltt::detail::complement_share(w),
-                                               *step.switch_evidence));
+      const double share = std::min(
+          1.0 / options_.delta,
+          ltt::detail::share_sum_down(w, ltt::detail::complement_share(w), *step.switch_evidence));
       step.p_tail = share > 0.0 ? ltt::detail::round_up_pvalue(p / share) : 1.0;
       step.p = std::min(step.p, *step.p_tail);
     }
@@ -604,9 +622,9 @@ class SequentialWalk {
   // cap test and spend all of delta on the anytime one, unless the fixed tail is on.
   double combined_pvalue(const SequentialStep& step) const {
     const double w = options_.cap_test_share;
-    double p = w == 0.0 ? step.p_anytime
-                        : ltt::detail::round_up_pvalue(step.p_anytime /
-                                                       ltt::detail::complement_share(w));
+    double p =
+        w == 0.0 ? step.p_anytime
+                 : ltt::detail::round_up_pvalue(step.p_anytime / ltt::detail::complement_share(w));
     if (step.p_cap) p = std::min(p, ltt::detail::round_up_pvalue(*step.p_cap / w));
     return std::min(1.0, p);
   }
