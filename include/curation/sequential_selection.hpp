@@ -245,18 +245,18 @@ inline std::int64_t unsafe_lower_bound(std::int64_t left, std::int64_t bad, std:
 // ltt::clopper_pearson_lower(k, m, 0.1), remembered per thread. The stall and refusal rules ask
 // for it after every label (a beta quantile, a third of a stratified walk's time when computed
 // each time), and walks on the same pool (a validation harness, the label budget's Monte Carlo)
-// ask for the same (k, m) again and again. A direct-mapped table of 1024 entries on the heap; a
-// miss computes the bound and takes the entry, so the value is the function's, bit for bit.
+// ask for the same (k, m) again and again. A direct-mapped table of 16384 entries (384 KiB) on the
+// heap; a miss computes the bound and takes the entry, so the value is the function's, bit for bit.
 inline double optimistic_fraction(std::int64_t k, std::int64_t m) {
   struct Entry {
     std::int64_t k = -1, m = -1;
     double value = 0.0;
   };
-  thread_local std::vector<Entry> table(1024);
+  thread_local std::vector<Entry> table(16384);
   const std::uint64_t key =
       (static_cast<std::uint64_t>(m) * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(k)) *
       0xBF58476D1CE4E5B9ull;
-  Entry& e = table[static_cast<std::size_t>(key >> 54)];
+  Entry& e = table[static_cast<std::size_t>(key >> 50)];
   if (e.k != k || e.m != m) e = {k, m, ltt::clopper_pearson_lower(k, m, 0.1)};
   return e.value;
 }
