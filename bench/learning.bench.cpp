@@ -9,7 +9,8 @@
 //  - */chunk: the same on EigenMlp directly, by the number of rows processed at once (the
 //    backend's default is EigenMlp::default_chunk_rows);
 //  - value_training_epoch: train_value_ensemble for one member and one epoch on 1000 pairs (the
-//    paper's per-task count), so minibatch gathering and network setup are included.
+//    paper's per-task count), so minibatch gathering and network setup are included;
+//  - fma_peak: the core's float FMA rate on registers, the ceiling for the step's FLOP/s.
 // Items per second are states per CPU second.
 //
 // The peer: after its own benchmarks the program runs bench/learning_torch.py (Debian's
@@ -61,10 +62,18 @@ lrn::MlpWeights start() {
   return lrn::initial_weights(lrn::value_shape(obs_dim, paper_hidden()), 1);
 }
 
+// Multiply-adds per state of a training step: forward 40*256 + 256*256 + 256, the weight
+// gradients as many, the input gradients of the second and third layers 256*256 + 256 (the
+// first layer's is not needed). Two FLOP each.
+constexpr double step_flop_per_state =
+    2.0 * (2 * (obs_dim * 256 + 256 * 256 + 256) + 256 * 256 + 256);
+
 void bradley_terry_step(benchmark::State& state) {
   const auto net = lrn::eigen_backend().network(start());
   for (auto _ : state) benchmark::DoNotOptimize(net->bradley_terry_step(batch(), pairs, H));
   state.SetItemsProcessed(state.iterations() * states);
+  state.counters["FLOP/s"] = benchmark::Counter(step_flop_per_state * states,
+                                                benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(bradley_terry_step)->Unit(benchmark::kMillisecond);
 
@@ -152,6 +161,28 @@ void eigen_float_gemm(benchmark::State& state) {
 }
 BENCHMARK(eigen_float_gemm)->Unit(benchmark::kMillisecond);
 
+// The core's float FMA peak at the build's vector width (x86-64-v3: 8 floats per FMA): 12
+// independent chains of fused multiply-adds on registers, enough to keep both FMA pipes of a
+// Zen 4 or a Haswell busy. No product can run faster on one thread, so the BT step's FLOP/s
+// over this, in the same run, is the share of the machine the step uses (docs/performance.md).
+void fma_peak(benchmark::State& state) {
+  using Packet = Eigen::internal::packet_traits<float>::type;
+  constexpr int chains = 12, size = Eigen::internal::packet_traits<float>::size;
+  constexpr long rounds = 1 << 20;
+  Packet acc[chains];
+  for (int c = 0; c < chains; ++c) acc[c] = Eigen::internal::pset1<Packet>(1.0f + 1e-7f * c);
+  const Packet a = Eigen::internal::pset1<Packet>(0.9999999f);
+  const Packet b = Eigen::internal::pset1<Packet>(1e-7f);
+  for (auto _ : state) {
+    for (long r = 0; r < rounds; ++r)
+      for (int c = 0; c < chains; ++c) acc[c] = Eigen::internal::pmadd(acc[c], a, b);
+    benchmark::DoNotOptimize(acc);
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(2.0 * size * chains * rounds,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(fma_peak)->Unit(benchmark::kMillisecond);
+
 // Scoring a DSRL-sized file: V-bar of the paper's ensemble (K = 3, 72 -> 256 -> 256 -> 1, the
 // width of OfflineCarGoal1) over 2^18 rows, on 1 and 2 threads. Items are states.
 void ensemble_scoring(benchmark::State& state) {
@@ -179,17 +210,22 @@ BENCHMARK(ensemble_scoring)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// Keeps each benchmark's items per second (the median when repetitions are aggregated).
+// Keeps each benchmark's items per second and FLOP/s (the median when repetitions are
+// aggregated).
 class Recorder : public benchmark::ConsoleReporter {
  public:
-  std::map<std::string, double> rate;
+  std::map<std::string, double> rate, flops;
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& run : runs) {
-      const auto it = run.counters.find("items_per_second");
-      if (it == run.counters.end() || run.error_occurred) continue;
-      if (run.aggregate_name.empty() ? !rate.contains(run.run_name.str())
-                                     : run.aggregate_name == "median")
+      if (run.error_occurred) continue;
+      const bool keep = run.aggregate_name.empty() ? !rate.contains(run.run_name.str()) &&
+                                                         !flops.contains(run.run_name.str())
+                                                   : run.aggregate_name == "median";
+      if (!keep) continue;
+      if (const auto it = run.counters.find("items_per_second"); it != run.counters.end())
         rate[run.run_name.str()] = it->second;
+      if (const auto it = run.counters.find("FLOP/s"); it != run.counters.end())
+        flops[run.run_name.str()] = it->second;
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -247,5 +283,13 @@ int main(int argc, char** argv) {
   row("inference (forward only)", "inference", torch_inference);
   row("ensemble scoring (K = 3, 72-dim)", "ensemble_scoring/threads:1",
       json_number(json, "ensemble_scoring_states_per_second"));
+  // Where the step's time goes: its arithmetic rate against the core's FMA peak, both sides.
+  const auto peak = recorder.flops.find("fma_peak");
+  if (peak != recorder.flops.end() && recorder.flops.contains("bradley_terry_step"))
+    std::printf("BT step FLOP per CPU second: ltt %.3e, PyTorch %.3e; FMA peak %.3e (ltt %.0f%%, "
+                "PyTorch %.0f%%)\n",
+                recorder.flops["bradley_terry_step"], torch_step * step_flop_per_state,
+                peak->second, 100.0 * recorder.flops["bradley_terry_step"] / peak->second,
+                100.0 * torch_step * step_flop_per_state / peak->second);
   return 0;
 }

@@ -41,6 +41,26 @@ void fix_eigen_blocking() {
   (void)fixed;
 }
 
+// dA = ReLU'(A) * (w dz^T) for a layer of one output (a value network's last layer), in one
+// pass. Eigen's dA = W^T dZ would zero dA, run a matrix product of depth 1, and mask in a second
+// pass. The bits are the same: with depth 1 that product leaves 0 + fl(w_i dz_s) in every entry
+// (its accumulator starts at +0 and is added to the zeroed destination), which is what
+// w_i * dz_s + 0 gives whether or not the compiler fuses it into one FMA; the + 0 turns a -0
+// product into +0 as the product does (tests/learning/gradients.test.cpp compares the bytes).
+template <class S>
+void masked_outer_product(const S* w, const S* dz, const S* a, Eigen::Index in, Eigen::Index n,
+                          S* da) {
+  for (Eigen::Index s = 0; s < n; ++s) {
+    const S d = dz[s];
+    const S* as = a + s * in;
+    S* out = da + s * in;
+    // Two loops over the column (in L1): GCC will not speculate a float multiply under a
+    // condition, so one loop would branch on the sign of every activation; these vectorize.
+    for (Eigen::Index i = 0; i < in; ++i) out[i] = w[i] * d + S(0);
+    for (Eigen::Index i = 0; i < in; ++i) out[i] = as[i] > S(0) ? out[i] : S(0);
+  }
+}
+
 }  // namespace
 
 template <class S>
@@ -123,8 +143,12 @@ void EigenMlp<S>::backward(const S* x, Eigen::Index n) {
     gb.noalias() += dZ.rowwise().sum();
     if (l == 0) break;
     Eigen::Map<Matrix> dA(other, in, n);
-    dA.noalias() = W.transpose() * dZ;
-    dA = (A.array() > S(0)).select(dA, S(0));  // ReLU: A > 0 exactly where Z > 0
+    if (out == 1) {
+      masked_outer_product<S>(w, current, A.data(), in, n, dA.data());
+    } else {
+      dA.noalias() = W.transpose() * dZ;
+      dA = (A.array() > S(0)).select(dA, S(0));  // ReLU: A > 0 exactly where Z > 0
+    }
     std::swap(current, other);
   }
 }

@@ -12,6 +12,8 @@
 //
 // Speed. The bias is written into Z before the GEMM accumulates into it (Eigen's product would
 // zero the destination otherwise), so bias costs no extra pass, and ReLU is one pass over Z.
+// A layer of one output (a value network's last) takes its input gradient as a masked outer
+// product, not a GEMM of depth 1, with the same bits (eigen_mlp.cpp, masked_outer_product).
 // A minibatch is processed in chunks of about chunk_rows rows (whole preference pairs for the
 // Bradley-Terry loss, whose gradient needs only the pair's own 2H outputs): forward, loss and
 // backward of a chunk run while its activations are still in cache, and the weight gradients

@@ -1,7 +1,9 @@
 // Tests for reference_pipeline/learning/eigen_mlp.hpp and losses.hpp: the hand-written backward
 // pass of both losses against central finite differences, run in double (the same template code
-// the float32 backend runs); the float32 gradient against the double one; Adam's update by hand;
-// the losses' values and their stability far out.
+// the float32 backend runs); the float32 gradient against the double one and, byte for byte,
+// against the plain Eigen formulation of the same chunked pass (the fused kernels must not
+// change a bit of a trained model); Adam's update by hand; the losses' values and their
+// stability far out.
 //
 // Tolerance. In double with step h = 1e-5 the central difference has truncation error about
 // h^2 |L'''| / 6 ~ 1e-11 and rounding error about eps |L| / h ~ 1e-11 for these O(1) losses, so
@@ -13,6 +15,8 @@
 #include <learning/eigen_mlp.hpp>
 #include <learning/losses.hpp>
 
+#include <Eigen/Core>
+
 #include <doctest/doctest.h>
 
 #include "../support/throws.hpp"
@@ -20,8 +24,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <span>
 #include <vector>
 
 namespace {
@@ -60,7 +66,116 @@ double worst_relative_error(lrn::EigenMlp<double>& mlp, Loss loss) {
   return worst;
 }
 
+// The float32 gradient by the textbook Eigen expressions, chunk by chunk as EigenMlp cuts the
+// minibatch: Z = b + W A, ReLU, the loss's dL/dY, then per layer gW += dZ A^T, gb += row sums
+// of dZ, dA = W^T dZ masked by A > 0. Eigen's products, blocked as EigenMlp fixes them.
+// `loss` fills dL/dY for the chunk's outputs (rows `first` .. `first + n`) and returns its loss.
+template <class Loss>
+Eigen::VectorXf plain_eigen_gradient(const lrn::MlpShape& shape, const std::vector<float>& weights,
+                                     const std::vector<float>& x, std::int64_t rows,
+                                     std::int64_t chunk, Loss loss) {
+  using Matrix = Eigen::MatrixXf;
+  using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::setCpuCacheSizes(std::ptrdiff_t{48} << 10, std::ptrdiff_t{1} << 20,
+                          std::ptrdiff_t{384} << 20);
+  const auto layers = static_cast<std::size_t>(shape.layers());
+  // aligned as EigenMlp's own vectors, so Eigen peels the same elements off its packet loops
+  const Eigen::VectorXf p = Eigen::Map<const Eigen::VectorXf>(
+      weights.data(), static_cast<Eigen::Index>(weights.size()));
+  Eigen::VectorXf g = Eigen::VectorXf::Zero(p.size());
+  for (std::int64_t first = 0; first < rows; first += chunk) {
+    const Eigen::Index n = std::min(chunk, rows - first);
+    const Eigen::Map<const Matrix> X(x.data() + first * shape.input(), shape.input(), n);
+    std::vector<Matrix> a(layers);
+    for (std::size_t l = 0; l < layers; ++l) {
+      const Eigen::Index in = shape.widths[l], out = shape.widths[l + 1];
+      const float* w = p.data() + shape.weight_offset(static_cast<std::int64_t>(l));
+      const Eigen::Map<const RowMatrix> W(w, out, in);
+      a[l].resize(out, n);
+      a[l].colwise() = Eigen::Map<const Eigen::VectorXf>(w + out * in, out);
+      const Eigen::Map<const Matrix> A(l == 0 ? X.data() : a[l - 1].data(), in, n);
+      a[l].noalias() += W * A;
+      if (l + 1 < layers)
+        a[l] = a[l].cwiseMax(0.0f);
+      else if (shape.output == lrn::OutputActivation::tanh)
+        a[l] = a[l].array().tanh().matrix();
+    }
+    Matrix dZ(a.back().rows(), n);
+    loss(a.back(), first, n, dZ);
+    if (shape.output == lrn::OutputActivation::tanh)
+      dZ.array() *= 1.0f - a.back().array().square();
+    for (std::size_t l = layers; l-- > 0;) {
+      const Eigen::Index in = shape.widths[l], out = shape.widths[l + 1];
+      const auto offset = shape.weight_offset(static_cast<std::int64_t>(l));
+      const Eigen::Map<const RowMatrix> W(p.data() + offset, out, in);
+      Eigen::Map<RowMatrix> gW(g.data() + offset, out, in);
+      Eigen::Map<Eigen::VectorXf> gb(g.data() + offset + out * in, out);
+      const Eigen::Map<const Matrix> A(l == 0 ? X.data() : a[l - 1].data(), in, n);
+      gW.noalias() += dZ * A.transpose();
+      gb.noalias() += dZ.rowwise().sum();
+      if (l == 0) break;
+      Matrix dA(in, n);
+      dA.noalias() = W.transpose() * dZ;
+      dZ = (A.array() > 0.0f).select(dA, 0.0f);
+    }
+  }
+  return g;
+}
+
+bool same_bytes(std::span<const float> a, const Eigen::VectorXf& b) {
+  return a.size() == static_cast<std::size_t>(b.size()) &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
 }  // namespace
+
+TEST_CASE("float32 gradient: the same bytes as the plain Eigen formulation") {
+  // The paper's value network on 20 pairs of H = 30 (chunks of 8 pairs: 480, 480, 240 rows),
+  // a narrow odd-sized one, and a policy with one tanh output (its last layer has one output
+  // too, so the fused outer product runs under the squared error).
+  struct Case {
+    lrn::MlpShape shape;
+    std::int64_t H;
+  };
+  const std::vector<std::int64_t> paper{256, 256}, odd{13, 5};
+  for (const Case& c : {Case{lrn::value_shape(40, paper), 30}, Case{lrn::value_shape(7, odd), 3},
+                        Case{lrn::policy_shape(9, odd, 1), 0}}) {
+    CAPTURE(c.shape.input());
+    const auto w = lrn::initial_weights(c.shape, 41);
+    const std::int64_t chunk = lrn::EigenMlp<float>::default_chunk_rows;
+    lrn::EigenMlp<float> mlp(c.shape, w.parameters);
+    Eigen::VectorXf g;
+    if (c.H > 0) {
+      const std::int64_t pairs = 20, rows = pairs * 2 * c.H;
+      const auto xd = normal_values(static_cast<std::size_t>(rows * c.shape.input()), 42);
+      const std::vector<float> x(xd.begin(), xd.end());
+      mlp.bradley_terry_gradient(x, pairs, c.H);
+      const std::int64_t per_chunk = std::max<std::int64_t>(1, chunk / (2 * c.H)) * 2 * c.H;
+      g = plain_eigen_gradient(
+          c.shape, w.parameters, x, rows, per_chunk,
+          [&](const Eigen::MatrixXf& y, std::int64_t, Eigen::Index n, Eigen::MatrixXf& dy) {
+            lrn::bradley_terry_loss<float>({y.data(), static_cast<std::size_t>(n)}, n / (2 * c.H),
+                                           c.H, pairs, {dy.data(), static_cast<std::size_t>(n)});
+          });
+    } else {
+      const std::int64_t rows = 1100;
+      const auto xd = normal_values(static_cast<std::size_t>(rows * c.shape.input()), 43);
+      const auto td = normal_values(static_cast<std::size_t>(rows), 44);
+      const std::vector<float> x(xd.begin(), xd.end()), t(td.begin(), td.end());
+      mlp.squared_error_gradient(x, t, {}, rows);
+      g = plain_eigen_gradient(
+          c.shape, w.parameters, x, rows, chunk,
+          [&](const Eigen::MatrixXf& y, std::int64_t first, Eigen::Index n, Eigen::MatrixXf& dy) {
+            const auto m = static_cast<std::size_t>(n);
+            lrn::squared_error_loss<float>({y.data(), m},
+                                           std::span<const float>(t).subspan(
+                                               static_cast<std::size_t>(first), m),
+                                           {}, n, 1, rows, {dy.data(), m});
+          });
+    }
+    CHECK(same_bytes(mlp.gradient(), g));
+  }
+}
 
 TEST_CASE("Bradley-Terry gradient matches central differences (double)") {
   const std::vector<std::int64_t> hidden{7, 5};
