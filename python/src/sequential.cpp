@@ -29,7 +29,8 @@ class SequentialCertifier {
  public:
   SequentialCertifier(py::handle scores, double alpha, double delta, std::int64_t label_cap,
                       std::uint64_t seed, const std::string& stop, const py::object& grid,
-                      double cap_test_share, const std::string& order, double refusal_rate)
+                      double cap_test_share, const std::string& order, double refusal_rate,
+                      std::int64_t min_selection)
       : stop_(stop) {
     constexpr std::string_view fn = "SequentialCertifier";
     const std::vector<double> s = real_vector(scores, fn, "scores");
@@ -41,6 +42,7 @@ class SequentialCertifier {
     if (!grid.is_none()) o.quantiles = real_vector(grid, fn, "grid");
     o.order = cur::parse_label_order(order);
     o.refusal_rate = refusal_rate;
+    o.minimum_selection = min_selection;
     cur::apply_stop_rule(stop, o);
     walk_.emplace(s, o, seed);
   }
@@ -106,13 +108,15 @@ void bind_sequential(py::module_& m) {
       "if the certified depth stays; add_label(id, unsafe) records its label; should_stop()\n"
       "says whether a stop rule fired; certificate is the certificate now, valid at whatever\n"
       "point the labeling stops. order: 'stratified' (labels from the first uncertified\n"
-      "selection) or 'uniform' (the seeded permutation from the top).")
+      "selection) or 'uniform' (the seeded permutation from the top). min_selection: the fewest\n"
+      "trajectories a refusal's fallback keeps (`--min-selection`).")
       .def(py::init<py::handle, double, double, std::int64_t, std::uint64_t, const std::string&,
-                    const py::object&, double, const std::string&, double>(),
+                    const py::object&, double, const std::string&, double, std::int64_t>(),
            py::arg("scores"), py::kw_only(), py::arg("alpha") = 0.25, py::arg("delta") = 0.1,
            py::arg("label_cap") = 200, py::arg("seed") = 0, py::arg("stop") = "auto",
            py::arg("grid") = py::none(), py::arg("cap_test_share") = 0.2,
-           py::arg("order") = "stratified", py::arg("refusal_rate") = 0.05)
+           py::arg("order") = "stratified", py::arg("refusal_rate") = 0.05,
+           py::arg("min_selection") = cur::SequentialSelectionOptions{}.minimum_selection)
       .def("next_id", &SequentialCertifier::next_id)
       .def("planned", &SequentialCertifier::planned, py::arg("count"))
       .def("add_label", &SequentialCertifier::add_label, py::arg("id"), py::arg("unsafe"))

@@ -83,6 +83,21 @@ def test_a_bad_pool_is_refused_early_and_bad_arguments_are_value_errors():
         ltt.SequentialCertifier(scores, alpha=1.5)
 
 
+def test_min_selection_is_the_fewest_trajectories_a_refusal_keeps():
+    scores, unsafe = graded_pool(2000, 0.55, 0.6)
+    default = run(scores, unsafe, seed=2, stop="early-refusal").certificate
+    wider = run(scores, unsafe, seed=2, stop="early-refusal", min_selection=900).certificate
+    assert default.fallback and wider.fallback
+    assert default.fallback_record.minimum_selection == 50  # the library's and the program's
+    f = wider.fallback_record
+    assert f.minimum_selection == 900 and f.safe_lower < 900
+    assert f.count == 900 and wider.selection_size >= 900
+    # the labels and their bound do not depend on it
+    assert f.unsafe_upper == default.fallback_record.unsafe_upper
+    with pytest.raises(ValueError, match="minimum_selection"):
+        ltt.SequentialCertifier(scores, min_selection=-1)
+
+
 def test_stub_declares_the_bindings_members():
     import ast
     from pathlib import Path
