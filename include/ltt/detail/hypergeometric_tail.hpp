@@ -148,7 +148,7 @@ inline double table_stirlerr(const Hypergeometric& h, std::int64_t k) {
 // P[X = k] through the saddle point. Precise: switch to long double when the deviance is
 // large enough that double rounding of it would exceed about 1e-14 relative in the result.
 template <bool Precise>
-inline PointMass point_mass(const Hypergeometric& h, std::int64_t k) {
+inline PointMass point_mass_by_saddle_point(const Hypergeometric& h, std::int64_t k) {
   const int128 D =
       static_cast<int128>(k) * (h.N - h.K - h.n + k) - static_cast<int128>(h.K - k) * (h.n - k);
   const double stir = table_stirlerr(h, k);
@@ -161,6 +161,11 @@ inline PointMass point_mass(const Hypergeometric& h, std::int64_t k) {
   const long double log_value =
       static_cast<long double>(stir) - devl.total + devl.log_root - log_sqrt_2pi_l;
   return {log_value, static_cast<double>(std::exp(log_value))};
+}
+
+template <bool Precise>
+inline PointMass point_mass(const Hypergeometric& h, std::int64_t k) {
+  return point_mass_by_saddle_point<Precise>(h, k);
 }
 
 struct TailSum {
