@@ -118,14 +118,17 @@ double gsl_pvalue(const Query& x) {
 }
 #endif
 
-// The peer's largest relative distance from ltt over the queries (reported as a counter, so
-// a fast peer that answers another question shows up in the same table).
+// The peer's largest relative distance from ltt over the queries where ltt's p-value is a
+// normal double (reported as a counter, so a fast peer that answers another question shows up
+// in the same table). Below DBL_MIN no library promises relative accuracy: R's phyper, for
+// one, returns 0 for some subnormal tails of the large workload.
 template <class F>
 double max_relative_difference(const std::vector<Query>& q, F f) {
   double worst = 0.0;
   for (const Query& x : q) {
     const double ours = ltt::composition_pvalue(x.k, x.m, x.N, alpha);
-    if (ours > 0.0) worst = std::max(worst, std::abs(f(x) - ours) / ours);
+    if (ours >= std::numeric_limits<double>::min())
+      worst = std::max(worst, std::abs(f(x) - ours) / ours);
   }
   return worst;
 }
