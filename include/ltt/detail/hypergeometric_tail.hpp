@@ -155,8 +155,7 @@ inline double table_stirlerr(const Hypergeometric& h, std::int64_t k) {
 // error near 2^-82. So log P is exact to about 1e-24 absolute, and P = exp(hi) (1 + lo) is
 // within an ulp or two of exp's rounding (lo^2 / 2 < 6e-19 is dropped) at any magnitude.
 inline PointMass point_mass_by_table(const Hypergeometric& h, std::int64_t k) {
-  const auto& t = log_factorial_table;
-  auto at = [&t](std::int64_t x) { return t[static_cast<std::size_t>(x)]; };
+  auto at = [](std::int64_t x) { return log_factorial_table[static_cast<std::size_t>(x)]; };
   const LogFactorial m[4] = {at(h.K), at(h.N - h.K), at(h.n), at(h.N - h.n)};
   const LogFactorial c[5] = {at(h.N), at(k), at(h.K - k), at(h.n - k), at(h.N - h.K - h.n + k)};
   const double hi = ((m[0].hi + m[1].hi) + (m[2].hi + m[3].hi)) -
