@@ -7,8 +7,9 @@
 //   hypergeometric_sf(k, N, K, n)       P[X >  k]   (asked for directly, never 1 - cdf)
 //   hypergeometric_log_*(k, N, K, n)    natural logs, finite far below the double range
 //
-// Algorithm (R's nmath phyper/dhyper, made exact in the deviations): one mass by Loader's
-// saddle point with every cell's deviation from its expectation formed exactly; a tail summed
+// Algorithm (R's nmath phyper/dhyper, made exact in the deviations): one mass, for N <= 4096
+// from a table of log n! split so that the sum of logs is exact, above by Loader's saddle
+// point with every cell's deviation from its expectation formed exactly; a tail summed
 // from k outward by the ratio recurrence of consecutive masses, stopped by a rigorous bound at
 // 2^-60 of the partial sum; only the smaller tail summed, the larger its complement. Relative
 // error below 1e-14, in long double where the mass is below about 1e-9, so the logs stay

@@ -6,11 +6,14 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
@@ -44,6 +47,34 @@ TEST_CASE("null_boundary reads alpha as the decimal it prints as") {
       const double alpha = a / 1000.0;
       CHECK(ltt::null_boundary(N, alpha) == a * N / 1000 + 1);
     }
+}
+
+// floor_decimal_product keeps the last alpha's decimal per thread (pvalue.hpp): alternating
+// alphas, neighbours one ulp apart among them, and two threads at once must each get their own.
+// Every N here is a multiple of 1000, so alpha N is (near) a whole number and the decimal decides.
+TEST_CASE("null_boundary: the kept decimal of one alpha never answers for another") {
+  const double below = std::nextafter(0.25, 0.0);  // prints as 0.24999999999999997
+  auto expected = [below](double alpha, std::int64_t N) -> std::int64_t {
+    if (alpha == below) return static_cast<std::int64_t>(
+        static_cast<ltt::detail::int128>(24999999999999997) * N / 100000000000000000) + 1;
+    return static_cast<std::int64_t>(std::llround(alpha * 1000)) * N / 1000 + 1;
+  };
+  const double alphas[] = {0.25, below, 0.3, 0.25, 0.57, below, 0.1, 0.001, 0.999, 0.25};
+  auto sweep = [&](int offset, int& failures) {
+    for (std::int64_t N = 1000; N <= 400000; N += 1000)
+      for (std::size_t i = 0; i < std::size(alphas); ++i) {
+        const double alpha = alphas[(i + static_cast<std::size_t>(offset)) % std::size(alphas)];
+        if (ltt::null_boundary(N, alpha) != expected(alpha, N)) ++failures;
+      }
+  };
+  int here = 0, there = 0;
+  std::thread other(sweep, 3, std::ref(there));
+  sweep(0, here);
+  other.join();
+  CHECK(here == 0);
+  CHECK(there == 0);
+  CHECK(ltt::null_boundary(400, 0.25) == 101);
+  CHECK(ltt::null_boundary(400, below) == 100);
 }
 
 TEST_CASE("composition p-values match exact rationals") {
