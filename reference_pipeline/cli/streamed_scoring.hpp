@@ -105,6 +105,9 @@ class StagedFile {
   StagedFile(const std::filesystem::path& out, std::string_view name) {
     namespace fs = std::filesystem;
     const fs::path absolute = fs::absolute(out);
+    // As write_output_directory does before it stages a new DIR: its parent may not exist yet.
+    std::error_code ec;
+    fs::create_directories(absolute.parent_path(), ec);
     std::string pattern =
         (absolute.parent_path() / cat(".", absolute.filename().string(), ".", name, ".ltt-XXXXXX"))
             .string();

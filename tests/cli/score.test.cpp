@@ -193,6 +193,12 @@ TEST_CASE("ltt score --memory: the same bytes whatever the block of rows and the
   // Nothing staged is left next to the outputs.
   for (const auto& entry : fs::directory_iterator(lean.parent_path()))
     CHECK(entry.path().filename().string().find(".ltt-") == std::string::npos);
+  // An --out whose parent does not exist yet: state_values.npy is staged there all the same.
+  const fs::path nested = scratch_dir() / "score" / "new_parent" / "deeper" / "out";
+  fs::remove_all(scratch_dir() / "score" / "new_parent");
+  const Result n = score("--dataset " + q(d) + " --out " + q(nested) + model);
+  REQUIRE_MESSAGE(n.code == 0, n.err);
+  CHECK(slurp(nested / "state_values.npy") == values);
   // Progress lines on stderr with --progress: rows done, rows/s, time left.
   const Result p = score("--dataset " + q(d) + " --out " + q(fresh_out("long_progress")) +
                          " --model " + q(trained / "model.ltt") + " --progress --memory " +
