@@ -38,13 +38,15 @@ class TrajectoryScoreStream {
  public:
   // offsets: N + 1 entries from 0, trajectory i owning rows [offsets[i], offsets[i + 1]), each
   // with at least one row (as trajectory_scores asks).
-  explicit TrajectoryScoreStream(std::vector<std::int64_t> offsets, const Aggregator& aggregator = {})
+  explicit TrajectoryScoreStream(std::vector<std::int64_t> offsets,
+                                 const Aggregator& aggregator = {})
       : offsets_(std::move(offsets)), aggregator_(aggregator) {
     detail::check_aggregator(fn, aggregator_);
     if (offsets_.size() < 2)
       detail::invalid(fn, "offsets.size()", detail::show(detail::ssize(offsets_.size())),
                       "must be at least 2 (N + 1 offsets for N >= 1 trajectories)");
-    if (offsets_.front() != 0) detail::invalid(fn, "offsets[0]", detail::show(offsets_.front()), "must be 0");
+    if (offsets_.front() != 0)
+      detail::invalid(fn, "offsets[0]", detail::show(offsets_.front()), "must be 0");
     for (std::size_t i = 1; i < offsets_.size(); ++i)
       if (offsets_[i] <= offsets_[i - 1])
         detail::invalid(fn, detail::at("offsets", i), detail::show(offsets_[i]),

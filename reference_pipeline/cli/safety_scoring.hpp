@@ -215,15 +215,14 @@ inline ScoringResult compute_scores(const ScoreSettings& s, const ScoringInputs&
     const data::Array observations = data::read_dsrl_float32(s.dataset, "observations");
     r.read_seconds = seconds_since(t);
     t = clock::now();
-    r.trained = learning::train_safety_value(observations.values<float>(),
-                                             in.dataset.observation_dim, in.pairs->pairs, s.value,
-                                             *s.backend);
+    r.trained =
+        learning::train_safety_value(observations.values<float>(), in.dataset.observation_dim,
+                                     in.pairs->pairs, s.value, *s.backend);
     r.ensemble = r.trained->ensemble;
     r.train_seconds = seconds_since(t);
   }
-  StreamedScoring streaming{s.dataset,    s.out,        s.memory,
-                            s.state_values, s.threads,  s.backend,
-                            s.aggregator, s.value.value.progress};
+  StreamedScoring streaming{s.dataset, s.out,     s.memory,     s.state_values,
+                            s.threads, s.backend, s.aggregator, s.value.value.progress};
   StreamedScores streamed = stream_scores(streaming, in.dataset, in.offsets, r.ensemble);
   r.state_values = std::move(streamed.state_values);
   r.scores = std::move(streamed.scores);
@@ -438,9 +437,8 @@ inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
 inline std::vector<OutputFile> scoring_files(const ScoringResult& r, std::string json_text) {
   std::vector<OutputFile> files;
   if (r.state_values)
-    files.push_back({"state_values.npy", [&r](const std::filesystem::path& p) {
-                       r.state_values->move_to(p);
-                     }});
+    files.push_back(
+        {"state_values.npy", [&r](const std::filesystem::path& p) { r.state_values->move_to(p); }});
   files.push_back({"scores.npy", [&r](const std::filesystem::path& p) {
                      data::write_npy(p, data::make_array(r.scores));
                    }});

@@ -81,11 +81,24 @@ inline std::int64_t memory_bytes(std::string_view text) {
   std::int64_t unit = 1;
   if (!digits.empty()) {
     switch (digits.back()) {
-      case 'K': case 'k': unit = std::int64_t{1} << 10; break;
-      case 'M': case 'm': unit = std::int64_t{1} << 20; break;
-      case 'G': case 'g': unit = std::int64_t{1} << 30; break;
-      case 'T': case 't': unit = std::int64_t{1} << 40; break;
-      default: break;
+      case 'K':
+      case 'k':
+        unit = std::int64_t{1} << 10;
+        break;
+      case 'M':
+      case 'm':
+        unit = std::int64_t{1} << 20;
+        break;
+      case 'G':
+      case 'g':
+        unit = std::int64_t{1} << 30;
+        break;
+      case 'T':
+      case 't':
+        unit = std::int64_t{1} << 40;
+        break;
+      default:
+        break;
     }
     if (unit != 1) digits.remove_suffix(1);
   }

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,7 +112,7 @@ double integer_at(const unsigned char* p, std::size_t size, bool is_signed) {
 // Reads all of d as doubles, a block at a time: floats and integers by value, enums by the
 // integer value of each member.
 void for_each_double_block_of(const Dataset& d, std::string_view file, std::string_view key,
-                           const std::function<void(const double*, std::size_t)>& use) {
+                              const std::function<void(const double*, std::size_t)>& use) {
   if (H5Tget_class(d.type.get()) != H5T_ENUM) {
     for_each_block(
         d, H5T_NATIVE_DOUBLE, sizeof(double),
@@ -194,28 +194,23 @@ class Hdf5Source final : public DsrlSource {
                               const RowBlockUse& use) const override {
     const ColumnInfo column = info(key);
     if (column.shape.size() != 2) fail(name_, cat(key_text(key), " is not of rank 2"));
-    stream_blocks<float>(key, column, block_rows, column.shape[1], use,
-                         [&](const Dataset& d, ChildOutput& out) {
-                           for_each_block(
-                               d, H5T_NATIVE_FLOAT, sizeof(float),
-                               [&](const unsigned char* p, std::size_t n) {
-                                 out.send(p, n * sizeof(float));
-                               },
-                               name_, key);
-                         });
+    stream_blocks<float>(
+        key, column, block_rows, column.shape[1], use, [&](const Dataset& d, ChildOutput& out) {
+          for_each_block(
+              d, H5T_NATIVE_FLOAT, sizeof(float),
+              [&](const unsigned char* p, std::size_t n) { out.send(p, n * sizeof(float)); }, name_,
+              key);
+        });
   }
 
   // The same for a column of one value per row, as read_double converts it.
   void for_each_double_block(std::string_view key, std::int64_t block_rows,
                              const ColumnBlockUse& use) const override {
     const ColumnInfo column = info(key);
-    stream_blocks<double>(key, column, block_rows, 1, use,
-                          [&](const Dataset& d, ChildOutput& out) {
-                            for_each_double_block_of(d, name_, key,
-                                                     [&](const double* p, std::size_t n) {
-                                                       out.send(p, n * sizeof(double));
-                                                     });
-                          });
+    stream_blocks<double>(key, column, block_rows, 1, use, [&](const Dataset& d, ChildOutput& out) {
+      for_each_double_block_of(
+          d, name_, key, [&](const double* p, std::size_t n) { out.send(p, n * sizeof(double)); });
+    });
   }
 
  private:

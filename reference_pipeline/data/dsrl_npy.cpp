@@ -72,9 +72,10 @@ class NpyDirectorySource final : public DsrlSource {
     const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
     const std::int64_t available = ec ? 0 : std::max<std::int64_t>(0, size - h.data_offset);
     if (static_cast<std::uint64_t>(available) < static_cast<std::uint64_t>(rows) * item)
-      fail(shown, cat("the file holds ", std::to_string(available / static_cast<std::int64_t>(item)),
-                      " of the ", std::to_string(rows), " elements its header announces (shape ",
-                      shape_text(h.shape), ")"));
+      fail(shown,
+           cat("the file holds ", std::to_string(available / static_cast<std::int64_t>(item)),
+               " of the ", std::to_string(rows), " elements its header announces (shape ",
+               shape_text(h.shape), ")"));
     Array block;
     block.dtype = h.dtype;
     for (std::int64_t first = 0; first < rows; first += block_rows) {
@@ -83,8 +84,9 @@ class NpyDirectorySource final : public DsrlSource {
       block.bytes.resize(static_cast<std::size_t>(n) * item);
       in.read(reinterpret_cast<char*>(block.bytes.data()),
               static_cast<std::streamsize>(block.bytes.size()));
-      if (!in) fail(shown, cat("ends before row ", std::to_string(first + n), " of ",
-                               std::to_string(rows)));
+      if (!in)
+        fail(shown,
+             cat("ends before row ", std::to_string(first + n), " of ", std::to_string(rows)));
       if (h.dtype == DType::boolean)
         for (std::size_t i = 0; i < block.bytes.size(); ++i)
           if (block.bytes[i] != std::byte{0} && block.bytes[i] != std::byte{1})
@@ -115,8 +117,9 @@ class NpyDirectorySource final : public DsrlSource {
       const auto count = static_cast<std::size_t>(n * width);
       raw.resize(count * static_cast<std::size_t>(item));
       in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-      if (!in) fail(shown, cat("ends before row ", std::to_string(first + n), " of ",
-                               std::to_string(rows)));
+      if (!in)
+        fail(shown,
+             cat("ends before row ", std::to_string(first + n), " of ", std::to_string(rows)));
       block.resize(count);
       if (h.dtype == DType::float32) {
         std::memcpy(block.data(), raw.data(), raw.size());

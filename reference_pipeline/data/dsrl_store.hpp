@@ -4,8 +4,8 @@
 // dsrl.cpp holds everything the stores share: the layout checks, the episode rule, the
 // choice of store.
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -60,9 +60,9 @@ class DsrlSource {
     const std::vector<double> x = read_double(key);
     const auto rows = static_cast<std::int64_t>(x.size());
     for (std::int64_t first = 0; first < rows; first += block_rows)
-      use(first, std::span<const double>(x).subspan(static_cast<std::size_t>(first),
-                                                    static_cast<std::size_t>(
-                                                        std::min(block_rows, rows - first))));
+      use(first, std::span<const double>(x).subspan(
+                     static_cast<std::size_t>(first),
+                     static_cast<std::size_t>(std::min(block_rows, rows - first))));
   }
   // A float key of rank 2 as float32, a block of block_rows rows at a time (the last block
   // shorter), with the conversion of read_float; `use` gets each block's first row and values.
@@ -74,8 +74,8 @@ class DsrlSource {
     const std::int64_t rows = a.shape.at(0), width = a.shape.at(1);
     for (std::int64_t first = 0; first < rows; first += block_rows) {
       const std::int64_t n = std::min(block_rows, rows - first);
-      use(first, x.subspan(static_cast<std::size_t>(first * width),
-                           static_cast<std::size_t>(n * width)));
+      use(first,
+          x.subspan(static_cast<std::size_t>(first * width), static_cast<std::size_t>(n * width)));
     }
   }
 };

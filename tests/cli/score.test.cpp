@@ -147,14 +147,14 @@ TEST_CASE("ltt score: the same bytes on 1 and 2 threads; a model reused on anoth
 TEST_CASE("ltt score --memory: the same bytes whatever the block of rows and the threads") {
   // About 190,000 rows and a dropped tail of 5,000: blocks of 65536, 131072 and 196608 rows
   // end inside episodes and inside the tail; one block of the whole file is the reference.
-  const fs::path d = example(with_hdf5 ? "long.hdf5" : "long",
-                             "--episodes 700 --length 300 --tail 5000");
+  const fs::path d =
+      example(with_hdf5 ? "long.hdf5" : "long", "--episodes 700 --length 300 --tail 5000");
   const std::int64_t rows = ltt::data::load_dsrl_pool(d).transitions;
   REQUIRE(rows > 2 * 65536);
   REQUIRE(rows < 3 * 65536);
   const fs::path trained = fresh_out("long_model");
-  REQUIRE(score("--dataset " + q(d) + " --out " + q(trained) + tiny + " --no-state-values")
-              .code == 0);
+  REQUIRE(score("--dataset " + q(d) + " --out " + q(trained) + tiny + " --no-state-values").code ==
+          0);
   const std::string model = " --model " + q(trained / "model.ltt") + " --quiet";
   const fs::path whole = fresh_out("long_whole");
   const Result w = score("--dataset " + q(d) + " --out " + q(whole) + model + " --json");
@@ -162,7 +162,8 @@ TEST_CASE("ltt score --memory: the same bytes whatever the block of rows and the
   const auto streaming = json_object(json_object(w.out).at("streaming") + "\n");
   CHECK(number(streaming.at("blocks")) == 1);
   const auto per_row = static_cast<std::int64_t>(number(streaming.at("bytes_per_row")));
-  const std::string values = slurp(whole / "state_values.npy"), scores = slurp(whole / "scores.npy");
+  const std::string values = slurp(whole / "state_values.npy"),
+                    scores = slurp(whole / "scores.npy");
   CHECK(static_cast<std::int64_t>(ltt::data::read_npy_vector(whole / "state_values.npy").size()) ==
         rows);
   for (const std::int64_t chunks : {1, 2, 3}) {
@@ -200,9 +201,9 @@ TEST_CASE("ltt score --memory: the same bytes whatever the block of rows and the
   REQUIRE_MESSAGE(n.code == 0, n.err);
   CHECK(slurp(nested / "state_values.npy") == values);
   // Progress lines on stderr with --progress: rows done, rows/s, time left.
-  const Result p = score("--dataset " + q(d) + " --out " + q(fresh_out("long_progress")) +
-                         " --model " + q(trained / "model.ltt") + " --progress --memory " +
-                         std::to_string(65536 * per_row));
+  const Result p =
+      score("--dataset " + q(d) + " --out " + q(fresh_out("long_progress")) + " --model " +
+            q(trained / "model.ltt") + " --progress --memory " + std::to_string(65536 * per_row));
   REQUIRE_MESSAGE(p.code == 0, p.err);
   const std::string of_rows = " of " + std::to_string(rows) + " rows, ";
   CHECK(p.err.find("scoring: 65536" + of_rows) != std::string::npos);
@@ -213,9 +214,9 @@ TEST_CASE("ltt score --memory: the same bytes whatever the block of rows and the
                     " --memory " + std::to_string(65536 * per_row - 1),
                 "--memory: " + std::to_string(65536 * per_row - 1) + " bytes hold fewer than 65536",
                 scratch_dir() / "score" / "long_small");
-  check_refused("--dataset " + q(d) + " --out " + q(fresh_out("long_small")) + model +
-                    " --memory 12X",
-                "--memory: '12X' is not a size in bytes", scratch_dir() / "score" / "long_small");
+  check_refused(
+      "--dataset " + q(d) + " --out " + q(fresh_out("long_small")) + model + " --memory 12X",
+      "--memory: '12X' is not a size in bytes", scratch_dir() / "score" / "long_small");
 }
 
 TEST_CASE("ltt score --pairs-file: human comparisons by episode and start") {

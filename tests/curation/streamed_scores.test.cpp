@@ -70,8 +70,8 @@ TEST_CASE("TrajectoryScoreStream: trajectory_scores bit for bit, for any blocks"
     CHECK(differing_bits(streamed(values, offsets, a, [] { return 1; }), reference) == 0);
     CHECK(differing_bits(streamed(values, offsets, a, [&] { return random_block(rng); }),
                          reference) == 0);
-    CHECK(differing_bits(streamed(values, offsets, a, [&] { return values.size(); }),
-                         reference) == 0);
+    CHECK(differing_bits(streamed(values, offsets, a, [&] { return values.size(); }), reference) ==
+          0);
   }
 }
 
@@ -106,7 +106,9 @@ TEST_CASE("TrajectoryScoreStream: argument checks name the parameter") {
   check_throws_naming([] { cur::TrajectoryScoreStream({1, 2}); }, "offsets[0]");
   check_throws_naming([] { cur::TrajectoryScoreStream({0, 2, 2}); }, "offsets[2]");
   check_throws_naming(
-      [] { cur::TrajectoryScoreStream({0, 2}, {cur::Aggregation::percentile, 101.0}); },
+      [] {
+        cur::TrajectoryScoreStream({0, 2}, {cur::Aggregation::percentile, 101.0});
+      },
       "aggregator.percentile");
   check_throws_naming(
       [] {

@@ -155,7 +155,8 @@ TEST_CASE("load_dsrl_pool in blocks: split_episodes of the whole columns, bit fo
   std::vector<double> rewards(n), costs(n);
   std::vector<std::uint8_t> terminals(n, 0), timeouts(n, 0);
   for (std::int64_t i = 0; i < n - 17; ++i) {
-    rewards[i] = std::ldexp(static_cast<double>(rng() % 2001) - 1000.0, static_cast<int>(rng() % 60) - 30);
+    rewards[i] =
+        std::ldexp(static_cast<double>(rng() % 2001) - 1000.0, static_cast<int>(rng() % 60) - 30);
     costs[i] = static_cast<double>(rng() % 3);
     const std::uint64_t u = rng() % 100;
     terminals[i] = u < 2;
@@ -178,7 +179,8 @@ TEST_CASE("load_dsrl_pool in blocks: split_episodes of the whole columns, bit fo
   if (LTT_TEST_HDF5) targets.push_back(dir / "pool.hdf5");
   for (const fs::path& path : targets) {
     ltt::data::write_dsrl(path, d);
-    for (const std::int64_t block : {std::int64_t{1}, std::int64_t{37}, std::int64_t{1000}, n + 5}) {
+    for (const std::int64_t block :
+         {std::int64_t{1}, std::int64_t{37}, std::int64_t{1000}, n + 5}) {
       CAPTURE(path);
       CAPTURE(block);
       const DsrlPool pool = ltt::data::detail::load_dsrl_pool_in_blocks(path, block);
@@ -606,17 +608,18 @@ TEST_CASE("for_each_dsrl_float32_block: the blocks end to end are read_dsrl_floa
   // HDF5 reader's pipe pieces then end inside blocks and blocks inside pieces.
   const std::int64_t n = 2500, width = 3;
   std::vector<double> obs(static_cast<std::size_t>(n * width));
-  for (std::size_t i = 0; i < obs.size(); ++i) obs[i] = std::sin(0.37 * static_cast<double>(i)) * 1e3;
+  for (std::size_t i = 0; i < obs.size(); ++i)
+    obs[i] = std::sin(0.37 * static_cast<double>(i)) * 1e3;
   std::vector<std::uint8_t> ends(static_cast<std::size_t>(n), 0);
   for (std::size_t i = 99; i < ends.size(); i += 100) ends[i] = 1;
   for (const bool wide : {false, true}) {
     ltt::data::DsrlDataset d;
-    d.observations = wide ? ltt::data::make_array(obs, {n, width})
-                          : ltt::data::make_array(std::vector<float>(obs.begin(), obs.end()),
-                                                  {n, width});
+    d.observations =
+        wide ? ltt::data::make_array(obs, {n, width})
+             : ltt::data::make_array(std::vector<float>(obs.begin(), obs.end()), {n, width});
     d.next_observations = d.observations;
-    d.actions = ltt::data::make_array(std::vector<float>(static_cast<std::size_t>(n), 1.0f),
-                                      {n, 1});
+    d.actions =
+        ltt::data::make_array(std::vector<float>(static_cast<std::size_t>(n), 1.0f), {n, 1});
     d.rewards = ltt::data::make_array(std::vector<float>(static_cast<std::size_t>(n), 1.0f));
     d.costs = d.rewards;
     d.terminals = ltt::data::make_array(ends, true);
@@ -627,8 +630,8 @@ TEST_CASE("for_each_dsrl_float32_block: the blocks end to end are read_dsrl_floa
       ltt::data::write_dsrl(path, d);
       const Array whole = ltt::data::read_dsrl_float32(path, "observations");
       const std::span<const float> expected = whole.values<float>();
-      for (const std::int64_t block : {std::int64_t{1}, std::int64_t{7}, std::int64_t{999},
-                                       n, n + 3}) {
+      for (const std::int64_t block :
+           {std::int64_t{1}, std::int64_t{7}, std::int64_t{999}, n, n + 3}) {
         CAPTURE(path);
         CAPTURE(block);
         std::vector<float> joined;
@@ -637,8 +640,7 @@ TEST_CASE("for_each_dsrl_float32_block: the blocks end to end are read_dsrl_floa
         ltt::data::for_each_dsrl_float32_block(
             path, "observations", block, [&](std::int64_t first, std::span<const float> v) {
               aligned = aligned && first == next_row &&
-                        static_cast<std::int64_t>(v.size()) ==
-                            std::min(block, n - first) * width;
+                        static_cast<std::int64_t>(v.size()) == std::min(block, n - first) * width;
               next_row = first + static_cast<std::int64_t>(v.size()) / width;
               joined.insert(joined.end(), v.begin(), v.end());
               ++calls;
@@ -648,17 +650,17 @@ TEST_CASE("for_each_dsrl_float32_block: the blocks end to end are read_dsrl_floa
         CHECK(std::equal(joined.begin(), joined.end(), expected.begin(), expected.end()));
       }
       // The reader stops at an exception from `use`, which goes on.
-      CHECK_THROWS_AS(ltt::data::for_each_dsrl_float32_block(
-                          path, "observations", 100,
-                          [](std::int64_t first, std::span<const float>) {
-                            if (first == 500) throw std::runtime_error("stop");
-                          }),
-                      std::runtime_error);
+      CHECK_THROWS_AS(
+          ltt::data::for_each_dsrl_float32_block(path, "observations", 100,
+                                                 [](std::int64_t first, std::span<const float>) {
+                                                   if (first == 500)
+                                                     throw std::runtime_error("stop");
+                                                 }),
+          std::runtime_error);
       check_data_error([&] { ltt::data::for_each_dsrl_float32_block(path, "costs", 10, {}); },
                        {"'costs' is not one of observations"});
-      check_data_error(
-          [&] { ltt::data::for_each_dsrl_float32_block(path, "observations", 0, {}); },
-          {"block_rows 0"});
+      check_data_error([&] { ltt::data::for_each_dsrl_float32_block(path, "observations", 0, {}); },
+                       {"block_rows 0"});
     }
   }
 }
