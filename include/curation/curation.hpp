@@ -15,6 +15,7 @@
 #include <curation/selection.hpp>
 #include <curation/sequential_options.hpp>
 #include <curation/sequential_selection.hpp>
+#include <curation/streamed_scores.hpp>
 #include <curation/threshold_grid.hpp>
 #include <curation/trajectory_pool.hpp>
 #include <curation/true_composition.hpp>

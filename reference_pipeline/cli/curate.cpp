@@ -104,7 +104,7 @@ Request read_request(const Arguments& args) {
   in.scores_file = (r.s.out / "scores.npy").string();
   in.certificate_file = (r.s.out / "certificate.json").string();
 
-  r.names = scoring_output_names();
+  r.names = scoring_output_names(r.s);
   r.names.push_back({"certificate.json"});
   read_curate_outputs(args, r);
   NamedPaths inputs = scoring_input_files(r.s);
@@ -202,8 +202,8 @@ int run_curate(const Invocation& call) {
     call.out << "\n";
     write_summary(call.out, pool, result.result.certificate, result.triple, result.gate, r.in,
                   r.options, result.written_size, &dataset);
-    call.out << "wrote the score outputs to " << s.out.string()
-             << ": state_values.npy, scores.npy, model.ltt, score.json\n";
+    call.out << "wrote the score outputs to " << s.out.string() << ": "
+             << joined_names(scoring_files_written(s)) << "\n";
     if (r.save_model) call.out << "saved the model to " << s.model->string() << "\n";
   }
   return 0;

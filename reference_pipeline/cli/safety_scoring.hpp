@@ -10,9 +10,11 @@
 //                           --model to reuse;
 //                           every refusal (exit 2) happens here, before any training
 //   compute_scores          observations (float32, nothing else of the file) -> the trained or
-//                           loaded ensemble -> V-bar on every row -> one score per episode ->
+//                           loaded ensemble -> V-bar on every row, a block of rows at a time
+//                           within --memory (streamed_scoring.hpp) -> one score per episode ->
 //                           the scores against the file's costs (score_diagnosis)
-//   scoring_files           state_values.npy, scores.npy, model.ltt, score.json
+//   scoring_files           state_values.npy (unless --no-state-values), scores.npy, model.ltt,
+//                           score.json
 //
 // state_values.npy has one value per row of the file, the rows of a dropped tail (after the last
 // end flag) included: the network values them as any other row, they belong to no episode and
@@ -23,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -52,6 +55,7 @@
 #include "output_directory.hpp"
 #include "pairs_file.hpp"
 #include "scoring_settings.hpp"
+#include "streamed_scoring.hpp"
 
 namespace ltt::cli {
 
@@ -86,9 +90,12 @@ inline ScoringInputs read_scoring_inputs(const ScoreSettings& s) {
         throw BadInput(cat("--model: ", in_quotes(s.model->string()), " network ",
                            std::to_string(k), " is not a value network (one identity output)"));
     }
+    check_scoring_memory(s.memory, in.dataset.observation_dim,
+                         static_cast<std::int64_t>(members.size()));
     in.model = learning::ValueEnsemble{std::move(members)};
     return in;
   }
+  check_scoring_memory(s.memory, in.dataset.observation_dim, s.value.value.members);
   const std::int64_t H = s.pairs.segment_length;
   PairSource source;
   std::int64_t longest = 0;
@@ -186,9 +193,10 @@ inline ScoreDiagnosis score_diagnosis(const data::DsrlPool& dataset, std::span<c
 struct ScoringResult {
   std::optional<learning::SafetyValue> trained;  // absent when a model was reused
   learning::ValueEnsemble ensemble;
-  std::vector<double> state_values;  // V-bar, one per row of the file
-  std::vector<double> scores;        // one per episode
-  ScoreDiagnosis diagnosis;          // the scores against the file's costs
+  std::unique_ptr<StagedFile> state_values;  // V-bar as float32 per row; absent if not asked for
+  std::vector<double> scores;                // one per episode
+  ScoreDiagnosis diagnosis;                  // the scores against the file's costs
+  std::int64_t block_rows = 0, blocks = 0, bytes_per_row = 0;  // how the rows were streamed
   double train_seconds = 0, score_seconds = 0, read_seconds = 0;
 };
 
@@ -198,32 +206,53 @@ inline ScoringResult compute_scores(const ScoreSettings& s, const ScoringInputs&
     return std::chrono::duration<double>(clock::now() - t).count();
   };
   ScoringResult r;
-  auto t = clock::now();
-  const data::Array observations = data::read_dsrl_float32(s.dataset, "observations");
-  const std::span<const float> rows = observations.values<float>();
-  const std::int64_t d = in.dataset.observation_dim;
-  r.read_seconds = seconds_since(t);
-  t = clock::now();
   if (in.model) {
     r.ensemble = *in.model;
   } else {
-    r.trained = learning::train_safety_value(rows, d, in.pairs->pairs, s.value, *s.backend);
+    // Training reads the segments' rows anywhere in the file, so the table is read whole here
+    // (the pairs bound the training, not the file); it is dropped before the scoring streams.
+    auto t = clock::now();
+    const data::Array observations = data::read_dsrl_float32(s.dataset, "observations");
+    r.read_seconds = seconds_since(t);
+    t = clock::now();
+    r.trained =
+        learning::train_safety_value(observations.values<float>(), in.dataset.observation_dim,
+                                     in.pairs->pairs, s.value, *s.backend);
     r.ensemble = r.trained->ensemble;
+    r.train_seconds = seconds_since(t);
   }
-  r.train_seconds = seconds_since(t);
-  t = clock::now();
-  learning::StateValues values = learning::state_values(r.ensemble, rows, d, *s.backend, s.threads);
-  r.score_seconds = seconds_since(t);
-  r.state_values = std::move(values.mean);
-  r.scores = curation::trajectory_scores(
-      std::span<const double>(r.state_values).first(static_cast<std::size_t>(in.offsets.back())),
-      in.offsets, s.aggregator);
+  StreamedScoring streaming{s.dataset, s.out,     s.memory,     s.state_values,
+                            s.threads, s.backend, s.aggregator, s.value.value.progress};
+  StreamedScores streamed = stream_scores(streaming, in.dataset, in.offsets, r.ensemble);
+  r.state_values = std::move(streamed.state_values);
+  r.scores = std::move(streamed.scores);
+  r.block_rows = streamed.block_rows;
+  r.blocks = streamed.blocks;
+  r.bytes_per_row = streamed.bytes_per_row;
+  r.read_seconds += streamed.read_seconds;
+  r.score_seconds = streamed.score_seconds;
   r.diagnosis = score_diagnosis(in.dataset, r.scores, s.purity);
   return r;
 }
 
 inline constexpr std::string_view scoring_file_names[] = {"state_values.npy", "scores.npy",
                                                           "model.ltt", "score.json"};
+
+// The files the scoring stage writes into --out: all of scoring_file_names but state_values.npy
+// with --no-state-values.
+inline std::vector<std::string_view> scoring_files_written(const ScoreSettings& s) {
+  std::vector<std::string_view> names;
+  for (const std::string_view name : scoring_file_names)
+    if (s.state_values || name != "state_values.npy") names.push_back(name);
+  return names;
+}
+
+// "a, b, c": file names for the summary's last line.
+inline std::string joined_names(std::span<const std::string_view> names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) text += cat(i > 0 ? ", " : "", names[i]);
+  return text;
+}
 
 // The same, for check_output_directory.
 // --model names a file that does not exist yet and is not DIR/model.ltt: the trained ensemble
@@ -232,9 +261,9 @@ inline bool saves_model(const ScoreSettings& s) {
   return s.model && !s.reuse_model && !same_file(*s.model, s.out / "model.ltt");
 }
 
-inline std::vector<OutputName> scoring_output_names() {
+inline std::vector<OutputName> scoring_output_names(const ScoreSettings& s) {
   std::vector<OutputName> names;
-  for (const std::string_view name : scoring_file_names) names.push_back({std::string(name)});
+  for (const std::string_view name : scoring_files_written(s)) names.push_back({std::string(name)});
   return names;
 }
 
@@ -336,8 +365,15 @@ inline void write_scoring_fields(JsonWriter& json, const ScoreSettings& s, const
       .field("score_seconds", r.score_seconds)
       .field("states_per_second", states_per_second(in, r))
       .end_object();
+  json.key("streaming")
+      .begin_object()
+      .field("memory", s.memory)
+      .field("bytes_per_row", r.bytes_per_row)
+      .field("block_rows", r.block_rows)
+      .field("blocks", r.blocks)
+      .end_object();
   json.key("files").begin_array();
-  for (const std::string_view f : scoring_file_names) json.value((s.out / f).string());
+  for (const std::string_view f : scoring_files_written(s)) json.value((s.out / f).string());
   json.end_array();
 }
 
@@ -400,10 +436,9 @@ inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
 // The files of the scoring stage; score.json holds `json_text`.
 inline std::vector<OutputFile> scoring_files(const ScoringResult& r, std::string json_text) {
   std::vector<OutputFile> files;
-  files.push_back({"state_values.npy", [&r](const std::filesystem::path& p) {
-                     data::write_npy(p, data::make_array(std::vector<float>(r.state_values.begin(),
-                                                                            r.state_values.end())));
-                   }});
+  if (r.state_values)
+    files.push_back(
+        {"state_values.npy", [&r](const std::filesystem::path& p) { r.state_values->move_to(p); }});
   files.push_back({"scores.npy", [&r](const std::filesystem::path& p) {
                      data::write_npy(p, data::make_array(r.scores));
                    }});

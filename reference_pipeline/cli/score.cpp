@@ -2,6 +2,7 @@
 // scores it gives, written into --out DIR (safety_scoring.hpp says what and how).
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -40,8 +41,10 @@ const Command& score_command() {
       "state_values.npy (V-bar, float32 per row), scores.npy (float64 per episode), model.ltt\n"
       "(the ensemble, normalization folded in) and score.json. With an existing --model it only\n"
       "scores. score.json also holds Spearman's rho of the scores with the file's episodic costs\n"
-      "and returns, and with --budget their purity on the grid (--grid, --alpha). Progress goes\n"
-      "to stderr.",
+      "and returns, and with --budget their purity on the grid (--grid, --alpha). The rows are\n"
+      "scored a block at a time within --memory, so a file of any size scores in bounded memory\n"
+      "(docs/scale.md), to the same bytes whatever --memory and --threads. Progress goes to\n"
+      "stderr.",
       flags};
   return command;
 }
@@ -81,7 +84,7 @@ int run_score(const Invocation& call) {
   // Parse and validate, and every output, before any file is read.
   ScoreSettings s = read_score_settings(*args);
   s.purity = read_purity_request(*args);
-  const std::vector<OutputName> names = scoring_output_names();
+  const std::vector<OutputName> names = scoring_output_names(s);
   const NamedPaths inputs = scoring_input_files(s);
   check_output_directory(s.out, names, inputs);
   const bool save_model = saves_model(s);
@@ -98,8 +101,9 @@ int run_score(const Invocation& call) {
     call.out << json_text;
   } else {
     write_scoring_summary(call.out, s, in, r);
-    call.out << "wrote " << (s.out / "state_values.npy").string()
-             << ", scores.npy, model.ltt, score.json\n";
+    const std::vector<std::string_view> written = scoring_files_written(s);
+    call.out << "wrote " << (s.out / written.front()).string() << ", "
+             << joined_names(std::span(written).subspan(1)) << "\n";
   }
   return 0;
 }

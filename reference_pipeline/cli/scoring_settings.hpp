@@ -24,6 +24,7 @@
 #include "bad_input.hpp"
 #include "curation_flags.hpp"
 #include "format.hpp"
+#include "streamed_scoring.hpp"
 
 namespace ltt::cli {
 
@@ -94,6 +95,11 @@ inline const std::vector<Flag>& scoring_flags() {
        "too"},
       aggregation_flag("mean, minimum or percentile of V-bar over an episode"),
       percentile_flag,
+      {"memory", FlagKind::text,
+       "bytes for the rows scored at once (K, M, G suffixes); the episode table comes on top",
+       "1G"},
+      {"no-state-values", FlagKind::boolean,
+       "do not write state_values.npy (4 bytes per row of the file)"},
       {"quiet", FlagKind::boolean, "no progress lines on stderr"},
       {"progress", FlagKind::boolean, "progress lines on stderr even when it is not a terminal"},
   };
@@ -146,6 +152,8 @@ struct ScoreSettings {
   curation::Aggregator aggregator{};
   std::string aggregation_name = "mean";
   std::optional<PurityRequest> purity;  // set by the subcommand: score's --budget, curate's --draw
+  std::int64_t memory = default_scoring_memory;  // --memory: the block of rows scored at once
+  bool state_values = true;                      // write state_values.npy
 };
 
 inline ScoreSettings read_score_settings(const Arguments& args) {
@@ -199,6 +207,8 @@ inline ScoreSettings read_score_settings(const Arguments& args) {
                          " exists, so nothing is trained on the pairs"));
   }
   s.aggregator = read_aggregator(args, s.aggregation_name);
+  s.memory = memory_bytes(args.text("memory"));
+  s.state_values = !args.flag("no-state-values");
   return s;
 }
 

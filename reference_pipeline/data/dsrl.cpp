@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <exception>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -352,14 +354,101 @@ EpisodeSplit split_episodes(std::span<const double> rewards, std::span<const dou
   return split;
 }
 
-DsrlPool load_dsrl_pool(const fs::path& path) {
+namespace {
+
+// The rows where `key` (terminals or timeouts) is set, read a block at a time; a value other
+// than 0 or 1 is refused as read_flags refuses it.
+std::vector<std::int64_t> flagged_rows(const DsrlSource& s, std::string_view key,
+                                       std::int64_t block_rows) {
+  std::vector<std::int64_t> set;
+  s.for_each_double_block(key, block_rows, [&](std::int64_t first, std::span<const double> x) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const std::int64_t row = first + static_cast<std::int64_t>(i);
+      if (x[i] != 0.0 && x[i] != 1.0)
+        detail::fail(s.name(),
+                     cat("key ", in_quotes(key), " row ", std::to_string(row), " holds ",
+                         ltt::detail::show(x[i]), "; a flag must be 0 or 1 (false or true)"));
+      if (x[i] == 1.0) set.push_back(row);
+    }
+  });
+  return set;
+}
+
+// Each episode's sum of `key` (rewards or costs) in row order, with split_episodes' Neumaier
+// sum carried across blocks; every row, the dropped tail's included, must be finite, refused as
+// read_finite refuses it. ends: each episode's last row, increasing.
+std::vector<double> episode_sums(const DsrlSource& s, std::string_view key,
+                                 std::span<const std::int64_t> ends, std::int64_t block_rows) {
+  std::vector<double> sums;
+  sums.reserve(ends.size());
+  ltt::detail::CompensatedSum sum;
+  s.for_each_double_block(key, block_rows, [&](std::int64_t first, std::span<const double> x) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const std::int64_t row = first + static_cast<std::int64_t>(i);
+      if (!std::isfinite(x[i]))
+        detail::fail(s.name(), cat("key ", in_quotes(key), " row ", std::to_string(row), " is ",
+                                   std::isnan(x[i]) ? "nan" : (x[i] > 0 ? "inf" : "-inf"),
+                                   ", not a finite number"));
+      if (sums.size() == ends.size()) continue;  // the dropped tail
+      sum.add(x[i]);
+      if (row == ends[sums.size()]) {
+        sums.push_back(sum.value());
+        sum = {};
+      }
+    }
+  });
+  return sums;
+}
+
+}  // namespace
+
+namespace detail {
+
+// split_episodes on the file's four per-row columns, read a block of rows at a time so none is
+// held whole (a file of 5e7 rows would need 1.6 GB for them): the episode ends from terminals
+// and timeouts, then each episode's return and cost. The same episodes, bit for bit, and the
+// same refusal for a file with several faults as reading the columns whole in the order
+// rewards, costs, terminals, timeouts: a fault of the flags is held until the sums are checked.
+EpisodeSplit split_episodes_in_blocks(const DsrlSource& s, std::int64_t rows,
+                                      std::int64_t block_rows) {
+  std::exception_ptr flag_fault;
+  std::vector<std::int64_t> terminal_rows, timeout_rows;
+  try {
+    terminal_rows = flagged_rows(s, "terminals", block_rows);
+    timeout_rows = flagged_rows(s, "timeouts", block_rows);
+  } catch (const DataError&) {
+    flag_fault = std::current_exception();
+  }
+  std::vector<std::int64_t> ends;
+  std::set_union(terminal_rows.begin(), terminal_rows.end(), timeout_rows.begin(),
+                 timeout_rows.end(), std::back_inserter(ends));
+  const std::vector<double> returns = episode_sums(s, "rewards", ends, block_rows);
+  const std::vector<double> costs = episode_sums(s, "costs", ends, block_rows);
+  if (flag_fault) std::rethrow_exception(flag_fault);
+  EpisodeSplit split;
+  std::int64_t start = 0;
+  std::size_t next_terminal = 0;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    Episode e;
+    e.index = static_cast<std::int64_t>(i);
+    e.start = start;
+    e.length = ends[i] + 1 - start;
+    e.episodic_return = returns[i];
+    e.episodic_cost = costs[i];
+    while (next_terminal < terminal_rows.size() && terminal_rows[next_terminal] < ends[i])
+      ++next_terminal;
+    e.terminal = next_terminal < terminal_rows.size() && terminal_rows[next_terminal] == ends[i];
+    split.episodes.push_back(e);
+    start = ends[i] + 1;
+  }
+  split.dropped_tail = rows - start;
+  return split;
+}
+
+DsrlPool load_dsrl_pool_in_blocks(const fs::path& path, std::int64_t block_rows) {
   const std::unique_ptr<DsrlSource> s = open_source(path);
   const Layout layout = check_layout(*s);
-  const std::vector<double> rewards = read_finite(*s, "rewards");
-  const std::vector<double> costs = read_finite(*s, "costs");
-  const std::vector<std::uint8_t> terminals = read_flags(*s, "terminals");
-  const std::vector<std::uint8_t> timeouts = read_flags(*s, "timeouts");
-  EpisodeSplit split = split_episodes(rewards, costs, terminals, timeouts);
+  EpisodeSplit split = split_episodes_in_blocks(*s, layout.rows, block_rows);
   if (split.episodes.empty())
     detail::fail(s->name(),
                  cat("none of its ", std::to_string(layout.rows),
@@ -375,6 +464,12 @@ DsrlPool load_dsrl_pool(const fs::path& path) {
   return pool;
 }
 
+}  // namespace detail
+
+DsrlPool load_dsrl_pool(const fs::path& path) {
+  return detail::load_dsrl_pool_in_blocks(path, detail::pool_block_rows);
+}
+
 Array read_dsrl_float32(const fs::path& path, std::string_view key) {
   const std::unique_ptr<DsrlSource> s = open_source(path);
   const Layout layout = check_layout(*s);
@@ -384,6 +479,19 @@ Array read_dsrl_float32(const fs::path& path, std::string_view key) {
     throw DataError(cat("read_dsrl_float32: ", in_quotes(key),
                         " is not one of observations, next_observations, actions"));
   return s->read_float(key, DType::float32);
+}
+
+void for_each_dsrl_float32_block(const fs::path& path, std::string_view key,
+                                 std::int64_t block_rows, const RowBlockUse& use) {
+  if (block_rows < 1)
+    throw DataError(cat("for_each_dsrl_float32_block: block_rows ", std::to_string(block_rows),
+                        " must be at least 1"));
+  const std::unique_ptr<DsrlSource> s = open_source(path);
+  check_layout(*s);
+  if (key != "observations" && key != "next_observations" && key != "actions")
+    throw DataError(cat("for_each_dsrl_float32_block: ", in_quotes(key),
+                        " is not one of observations, next_observations, actions"));
+  s->for_each_float32_block(key, block_rows, use);
 }
 
 std::vector<double> read_dsrl_costs(const fs::path& path) {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -112,6 +113,17 @@ DsrlPool load_dsrl_pool(const std::filesystem::path& path);
 //   read_dsrl_costs     the per-row costs as double, shape (N,), each finite
 //   read_dsrl_rewards   the per-row rewards, the same way (`ltt label` plots them)
 Array read_dsrl_float32(const std::filesystem::path& path, std::string_view key);
+
+// A float key (observations) streamed a block of rows at a time, for scoring a file of any
+// size in bounded memory (`ltt score`, docs/scale.md): the layout checked as read_dsrl_float32
+// checks it, then use(first_row, values) for blocks of block_rows rows (>= 1; the last block
+// shorter) in row order, each block's values float32 row after row, converted exactly as
+// read_dsrl_float32 converts them, so the blocks put end to end are its array. Memory: one
+// block in this process (an HDF5 file's reader child holds one 16 MiB block of its own). An
+// exception from `use` stops the reading and goes on.
+using RowBlockUse = std::function<void(std::int64_t first_row, std::span<const float> values)>;
+void for_each_dsrl_float32_block(const std::filesystem::path& path, std::string_view key,
+                                 std::int64_t block_rows, const RowBlockUse& use);
 std::vector<double> read_dsrl_costs(const std::filesystem::path& path);
 std::vector<double> read_dsrl_rewards(const std::filesystem::path& path);
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,13 +67,11 @@ class Unpack {
 };
 
 // What the parent knows of one of the surveyed keys: absent, refused (error names why), or its
-// column; for a column of one value per row also its values, or why they cannot be read.
+// column.
 struct KeySurvey {
   bool present = false;
   std::string error;
   ColumnInfo info;
-  std::optional<std::vector<double>> values;
-  std::string read_error;
 };
 
 // The parent's receiver that fills `into` exactly, piece by piece.
@@ -112,8 +111,8 @@ double integer_at(const unsigned char* p, std::size_t size, bool is_signed) {
 
 // Reads all of d as doubles, a block at a time: floats and integers by value, enums by the
 // integer value of each member.
-void for_each_double_block(const Dataset& d, std::string_view file, std::string_view key,
-                           const std::function<void(const double*, std::size_t)>& use) {
+void for_each_double_block_of(const Dataset& d, std::string_view file, std::string_view key,
+                              const std::function<void(const double*, std::size_t)>& use) {
   if (H5Tget_class(d.type.get()) != H5T_ENUM) {
     for_each_block(
         d, H5T_NATIVE_DOUBLE, sizeof(double),
@@ -142,17 +141,11 @@ void for_each_double_block(const Dataset& d, std::string_view file, std::string_
       file, key);
 }
 
-// A column of one value per row: (N,) or (N, 1).
-bool is_column(const ColumnInfo& info) {
-  return info.kind != ElementKind::other &&
-         (info.shape.size() == 1 || (info.shape.size() == 2 && info.shape[1] == 1));
-}
-
 class Hdf5Source final : public DsrlSource {
  public:
-  // One child surveys the seven keys and reads every numeric column of one value per row along
-  // (rewards, costs, terminals, timeouts: every caller reads them, and they are small), so
-  // load_dsrl_pool forks once; wider keys are read each by a child of its own.
+  // One child surveys the seven keys; every key's values are read by a child of its own, whole
+  // (read_double, read_float) or a block of rows at a time (for_each_*_block), so no column
+  // need be held whole to split a file of any size into episodes.
   explicit Hdf5Source(fs::path path)
       : path_(std::move(path)), name_(path_.string()), keys_(survey_keys(dsrl_keys)) {}
 
@@ -169,13 +162,10 @@ class Hdf5Source final : public DsrlSource {
 
   std::vector<double> read_double(std::string_view key) const override {
     const ColumnInfo column = info(key);
-    const KeySurvey& s = survey(key);
-    if (!s.read_error.empty()) throw DataError(s.read_error);
-    if (s.values) return *s.values;
     std::vector<double> x(elements(column));
     read(key, column, {reinterpret_cast<unsigned char*>(x.data()), x.size() * sizeof(double)},
          [&](const Dataset& d, ChildOutput& out) {
-           for_each_double_block(d, name_, key, [&](const double* p, std::size_t n) {
+           for_each_double_block_of(d, name_, key, [&](const double* p, std::size_t n) {
              out.send(p, n * sizeof(double));
            });
          });
@@ -198,8 +188,80 @@ class Hdf5Source final : public DsrlSource {
          });
     return a;
   }
+  // One child streams the key as float32 (HDF5 converts a float64 key as it reads, as
+  // read_float does); the parent gathers whole blocks of rows (stream_blocks).
+  void for_each_float32_block(std::string_view key, std::int64_t block_rows,
+                              const RowBlockUse& use) const override {
+    const ColumnInfo column = info(key);
+    if (column.shape.size() != 2) fail(name_, cat(key_text(key), " is not of rank 2"));
+    stream_blocks<float>(
+        key, column, block_rows, column.shape[1], use, [&](const Dataset& d, ChildOutput& out) {
+          for_each_block(
+              d, H5T_NATIVE_FLOAT, sizeof(float),
+              [&](const unsigned char* p, std::size_t n) { out.send(p, n * sizeof(float)); }, name_,
+              key);
+        });
+  }
+
+  // The same for a column of one value per row, as read_double converts it.
+  void for_each_double_block(std::string_view key, std::int64_t block_rows,
+                             const ColumnBlockUse& use) const override {
+    const ColumnInfo column = info(key);
+    stream_blocks<double>(key, column, block_rows, 1, use, [&](const Dataset& d, ChildOutput& out) {
+      for_each_double_block_of(
+          d, name_, key, [&](const double* p, std::size_t n) { out.send(p, n * sizeof(double)); });
+    });
+  }
 
  private:
+  // Reads `key` in a child that sends its elements as T (`send`); the parent gathers blocks of
+  // block_rows rows of `width` values and hands each to `use` before it reads on, so the pipe's
+  // back-pressure holds the child to one block of its own ahead.
+  template <class T, class Use>
+  void stream_blocks(std::string_view key, const ColumnInfo& column, std::int64_t block_rows,
+                     std::int64_t width, const Use& use,
+                     const std::function<void(const Dataset&, ChildOutput&)>& send) const {
+    const std::int64_t rows = column.shape.at(0);
+    if (width == 0) return;
+    std::vector<T> block;
+    std::int64_t first = 0;
+    std::size_t filled = 0;  // bytes of the block received
+    const auto start_block = [&] {
+      block.resize(static_cast<std::size_t>(std::min(block_rows, rows - first) * width));
+      filled = 0;
+    };
+    start_block();
+    const auto receive = [&](std::span<const unsigned char> piece) {
+      while (!piece.empty()) {
+        const std::size_t capacity = block.size() * sizeof(T);
+        if (first >= rows) throw std::runtime_error("the HDF5 reader sent more than the key holds");
+        const std::size_t n = std::min(piece.size(), capacity - filled);
+        std::memcpy(reinterpret_cast<unsigned char*>(block.data()) + filled, piece.data(), n);
+        filled += n;
+        piece = piece.subspan(n);
+        if (filled == capacity) {
+          use(first, std::span<const T>(block));
+          first += static_cast<std::int64_t>(block.size()) / width;
+          if (first < rows) start_block();
+        }
+      }
+    };
+    run_in_child(
+        name_, libhdf5,
+        [&](ChildOutput& out) {
+          const QuietErrors quiet;
+          out.step("opening it");
+          const Input in = open_input(path_, name_);
+          out.step(cat("reading ", key_text(key)));
+          const Dataset d = open_dataset(in, std::string(key), name_);
+          if (column_info(d).shape != column.shape)
+            fail(name_, cat(key_text(key), " changed shape while being read"));
+          send(d, out);
+        },
+        receive);
+    if (first != rows) fail(name_, cat(key_text(key), " changed while being read"));
+  }
+
   // Surveys `keys` in one child: each absent, refused, or its column, with the values of a
   // column of one value per row.
   std::vector<KeySurvey> survey_keys(std::span<const std::string_view> keys) const {
@@ -209,7 +271,6 @@ class Hdf5Source final : public DsrlSource {
       out.step("opening it");
       const Input in = open_input(path_, name_);
       std::vector<unsigned char> survey;
-      std::vector<std::optional<Dataset>> columns(keys.size());
       for (std::size_t k = 0; k < keys.size(); ++k) {
         const std::string_view key = keys[k];
         const std::string name(key);
@@ -232,25 +293,6 @@ class Hdf5Source final : public DsrlSource {
           put(survey, info.type_text);
           put(survey, static_cast<std::int64_t>(info.shape.size()));
           for (const std::int64_t n : info.shape) put(survey, n);
-          if (is_column(info)) columns[k] = std::move(d);
-        } catch (const DataError& e) {
-          put(survey, e.what());
-        }
-      }
-      for (std::size_t k = 0; k < keys.size(); ++k) {
-        put(survey, std::int64_t{columns[k].has_value()});
-        if (!columns[k]) continue;
-        out.step(cat("reading ", key_text(keys[k])));
-        std::vector<unsigned char> values;
-        try {
-          for_each_double_block(*columns[k], name_, keys[k],
-                                [&](const double* x, std::size_t n) {
-                                  const auto* p = reinterpret_cast<const unsigned char*>(x);
-                                  values.insert(values.end(), p, p + n * sizeof(double));
-                                });
-          put(survey, "");
-          put(survey, static_cast<std::int64_t>(values.size()));
-          survey.insert(survey.end(), values.begin(), values.end());
         } catch (const DataError& e) {
           put(survey, e.what());
         }
@@ -268,14 +310,6 @@ class Hdf5Source final : public DsrlSource {
       s.info.type_text = in.text();
       s.info.shape.resize(static_cast<std::size_t>(in.number()));
       for (std::int64_t& n : s.info.shape) n = in.number();
-    }
-    for (KeySurvey& s : surveyed) {
-      if (in.number() == 0) continue;
-      s.read_error = in.text();
-      if (!s.read_error.empty()) continue;
-      const std::string values = in.text();
-      s.values.emplace(values.size() / sizeof(double));
-      std::memcpy(s.values->data(), values.data(), s.values->size() * sizeof(double));
     }
     return surveyed;
   }

@@ -53,6 +53,87 @@ class NpyDirectorySource final : public DsrlSource {
                                       : make_array(x, a.shape);
     return b;
   }
+  // A block of rows at a time from the file, each element converted as read_double converts it
+  // (Array::to_double on the block's bytes).
+  void for_each_double_block(std::string_view key, std::int64_t block_rows,
+                             const ColumnBlockUse& use) const override {
+    const fs::path path = file(key);
+    const std::string shown = path.string();
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(shown, cat("cannot open it: ", errno_text()));
+    const NpyHeader h = read_npy_header(in, shown);
+    std::int64_t rows = 1;
+    for (const std::int64_t n : h.shape) rows *= n;  // (N,) or (N, 1): one value per row
+    const std::size_t item = item_size(h.dtype);
+    // The checks of read_npy, with its messages: a file shorter than its header says, a bool
+    // byte other than 0 or 1.
+    std::error_code ec;
+    const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
+    const std::int64_t available = ec ? 0 : std::max<std::int64_t>(0, size - h.data_offset);
+    if (static_cast<std::uint64_t>(available) < static_cast<std::uint64_t>(rows) * item)
+      fail(shown,
+           cat("the file holds ", std::to_string(available / static_cast<std::int64_t>(item)),
+               " of the ", std::to_string(rows), " elements its header announces (shape ",
+               shape_text(h.shape), ")"));
+    Array block;
+    block.dtype = h.dtype;
+    for (std::int64_t first = 0; first < rows; first += block_rows) {
+      const std::int64_t n = std::min(block_rows, rows - first);
+      block.shape = {n};
+      block.bytes.resize(static_cast<std::size_t>(n) * item);
+      in.read(reinterpret_cast<char*>(block.bytes.data()),
+              static_cast<std::streamsize>(block.bytes.size()));
+      if (!in)
+        fail(shown,
+             cat("ends before row ", std::to_string(first + n), " of ", std::to_string(rows)));
+      if (h.dtype == DType::boolean)
+        for (std::size_t i = 0; i < block.bytes.size(); ++i)
+          if (block.bytes[i] != std::byte{0} && block.bytes[i] != std::byte{1})
+            fail(shown, cat("bool element ", std::to_string(first + static_cast<std::int64_t>(i)),
+                            " holds byte ", std::to_string(std::to_integer<int>(block.bytes[i])),
+                            ", not 0 or 1"));
+      use(first, block.to_double());
+    }
+  }
+
+  // A block of rows at a time from the file: seek past the header, read, convert.
+  void for_each_float32_block(std::string_view key, std::int64_t block_rows,
+                              const RowBlockUse& use) const override {
+    const fs::path path = file(key);
+    const std::string shown = path.string();
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(shown, cat("cannot open it: ", errno_text()));
+    const NpyHeader h = read_npy_header(in, shown);
+    if ((h.dtype != DType::float32 && h.dtype != DType::float64) || h.shape.size() != 2)
+      fail(shown, "is not a float32 or float64 array of rank 2");
+    const std::int64_t rows = h.shape[0], width = h.shape[1];
+    const auto item = static_cast<std::int64_t>(item_size(h.dtype));
+    std::vector<unsigned char> raw;
+    std::vector<float> block;
+    for (std::int64_t first = 0; first < rows; first += block_rows) {
+      const std::int64_t n = std::min(block_rows, rows - first);
+      const auto count = static_cast<std::size_t>(n * width);
+      raw.resize(count * static_cast<std::size_t>(item));
+      in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+      if (!in)
+        fail(shown,
+             cat("ends before row ", std::to_string(first + n), " of ", std::to_string(rows)));
+      block.resize(count);
+      if (h.dtype == DType::float32) {
+        std::memcpy(block.data(), raw.data(), raw.size());
+      } else {
+        // As read_float converts: each double rounded to the nearest float.
+        for (std::size_t i = 0; i < count; ++i) {
+          double v;
+          std::memcpy(&v, raw.data() + i * sizeof v, sizeof v);
+          block[i] = static_cast<float>(v);
+        }
+      }
+      use(first, block);
+    }
+  }
 
  private:
   fs::path file(std::string_view key) const { return dir_ / cat(key, ".npy"); }

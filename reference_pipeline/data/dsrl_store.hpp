@@ -4,9 +4,12 @@
 // dsrl.cpp holds everything the stores share: the layout checks, the episode rule, the
 // choice of store.
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +38,9 @@ inline ColumnInfo column_info(std::vector<std::int64_t> shape, DType dtype) {
   return info;
 }
 
+// A block of a column of one value per row, as doubles: its first row and its values.
+using ColumnBlockUse = std::function<void(std::int64_t first_row, std::span<const double> values)>;
+
 class DsrlSource {
  public:
   virtual ~DsrlSource() = default;
@@ -46,6 +52,32 @@ class DsrlSource {
   virtual std::vector<double> read_double(std::string_view key) const = 0;
   // A float key in full, converted to float32 or float64.
   virtual Array read_float(std::string_view key, DType dtype) const = 0;
+  // A column of one value per row ((N,) or (N, 1)) as read_double converts it, a block of
+  // block_rows rows at a time (the last block shorter). This default reads the key whole; the
+  // file stores override it to hold one block at a time.
+  virtual void for_each_double_block(std::string_view key, std::int64_t block_rows,
+                                     const ColumnBlockUse& use) const {
+    const std::vector<double> x = read_double(key);
+    const auto rows = static_cast<std::int64_t>(x.size());
+    for (std::int64_t first = 0; first < rows; first += block_rows)
+      use(first, std::span<const double>(x).subspan(
+                     static_cast<std::size_t>(first),
+                     static_cast<std::size_t>(std::min(block_rows, rows - first))));
+  }
+  // A float key of rank 2 as float32, a block of block_rows rows at a time (the last block
+  // shorter), with the conversion of read_float; `use` gets each block's first row and values.
+  // This default reads the key whole; the file stores override it to hold one block at a time.
+  virtual void for_each_float32_block(std::string_view key, std::int64_t block_rows,
+                                      const RowBlockUse& use) const {
+    const Array a = read_float(key, DType::float32);
+    const std::span<const float> x = a.values<float>();
+    const std::int64_t rows = a.shape.at(0), width = a.shape.at(1);
+    for (std::int64_t first = 0; first < rows; first += block_rows) {
+      const std::int64_t n = std::min(block_rows, rows - first);
+      use(first,
+          x.subspan(static_cast<std::size_t>(first * width), static_cast<std::size_t>(n * width)));
+    }
+  }
 };
 
 // A run of rows [start, start + count) of the input, written after the previous run.
@@ -65,6 +97,12 @@ std::unique_ptr<DsrlSource> open_hdf5(const std::filesystem::path& path);
 void write_hdf5(const std::filesystem::path& path, const DsrlDataset& dataset);
 void write_hdf5_selection(const std::filesystem::path& in, const std::filesystem::path& out,
                           std::int64_t rows, const std::vector<RowRange>& ranges);
+
+// Rows per block when load_dsrl_pool splits a file into episodes: 8 MiB of doubles per column.
+inline constexpr std::int64_t pool_block_rows = std::int64_t{1} << 20;
+
+// load_dsrl_pool with blocks of block_rows rows (the tests' small blocks cross episodes).
+DsrlPool load_dsrl_pool_in_blocks(const std::filesystem::path& path, std::int64_t block_rows);
 
 // Bytes per copy between files: large enough to stream fast, small enough to bound memory.
 inline constexpr std::int64_t copy_block_bytes = std::int64_t{16} << 20;

@@ -35,11 +35,6 @@ void gather_pairs(std::span<const float> states, std::int64_t obs_dim, const Seg
   }
 }
 
-// Rows per forward call of state_values: large enough that the GEMMs run at full speed, small
-// enough that the float output and the hidden activations (rows x 256 floats per layer) stay in
-// a few MB.
-constexpr std::int64_t predict_chunk = 1 << 16;
-
 void check_ensemble(std::string_view fn, const ValueEnsemble& ensemble, std::int64_t obs_dim) {
   detail::require_at_least(fn, "ensemble.members.size()", detail::ssize(ensemble.members.size()),
                            1);
@@ -168,14 +163,14 @@ StateValues state_values(const ValueEnsemble& ensemble, std::span<const float> s
   out.members = detail::ssize(ensemble.members.size());
   out.rows = rows;
   out.per_member.resize(static_cast<std::size_t>(out.members * rows));
-  // One task per (member, chunk of predict_chunk rows), each with its own network: the chunks
+  // One task per (member, chunk of state_values_chunk rows), each with its own network: the chunks
   // are the same whatever the thread count, so every value is computed by the same arithmetic
   // and the bytes do not depend on `threads`.
-  const std::int64_t chunks = (rows + predict_chunk - 1) / predict_chunk;
+  const std::int64_t chunks = (rows + state_values_chunk - 1) / state_values_chunk;
   detail::run_indexed(out.members * chunks, threads, [&](std::int64_t task) {
     const std::int64_t k = task / chunks;
-    const std::int64_t first = (task % chunks) * predict_chunk;
-    const std::int64_t n = std::min(predict_chunk, rows - first);
+    const std::int64_t first = (task % chunks) * state_values_chunk;
+    const std::int64_t n = std::min(state_values_chunk, rows - first);
     const auto net = backend.network(ensemble.members[static_cast<std::size_t>(k)]);
     std::vector<float> values(static_cast<std::size_t>(n));
     net->predict(states.subspan(static_cast<std::size_t>(first * obs_dim),

@@ -80,6 +80,13 @@ struct StateValues {
   }
 };
 
+// Rows per forward call of state_values: large enough that the GEMMs run at full speed, small
+// enough that the float output and the hidden activations (rows x 256 floats per layer) stay in
+// a few MB. The chunks start at row 0 of `states`, so state_values on consecutive blocks of a
+// table whose sizes are multiples of this gives the bytes of one call on the whole table (the
+// same forward calls on the same rows): what `ltt score` streams in bounded memory.
+inline constexpr std::int64_t state_values_chunk = std::int64_t{1} << 16;
+
 // Every member's value and their mean at every row of states (forward only), on `threads`
 // threads over members and fixed chunks of rows: the result does not depend on `threads`.
 StateValues state_values(const ValueEnsemble& ensemble, std::span<const float> states,

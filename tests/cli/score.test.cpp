@@ -144,6 +144,81 @@ TEST_CASE("ltt score: the same bytes on 1 and 2 threads; a model reused on anoth
   CHECK(slurp(saved) == slurp(one / "model.ltt"));
 }
 
+TEST_CASE("ltt score --memory: the same bytes whatever the block of rows and the threads") {
+  // About 190,000 rows and a dropped tail of 5,000: blocks of 65536, 131072 and 196608 rows
+  // end inside episodes and inside the tail; one block of the whole file is the reference.
+  const fs::path d =
+      example(with_hdf5 ? "long.hdf5" : "long", "--episodes 700 --length 300 --tail 5000");
+  const std::int64_t rows = ltt::data::load_dsrl_pool(d).transitions;
+  REQUIRE(rows > 2 * 65536);
+  REQUIRE(rows < 3 * 65536);
+  const fs::path trained = fresh_out("long_model");
+  REQUIRE(score("--dataset " + q(d) + " --out " + q(trained) + tiny + " --no-state-values").code ==
+          0);
+  const std::string model = " --model " + q(trained / "model.ltt") + " --quiet";
+  const fs::path whole = fresh_out("long_whole");
+  const Result w = score("--dataset " + q(d) + " --out " + q(whole) + model + " --json");
+  REQUIRE_MESSAGE(w.code == 0, w.err);
+  const auto streaming = json_object(json_object(w.out).at("streaming") + "\n");
+  CHECK(number(streaming.at("blocks")) == 1);
+  const auto per_row = static_cast<std::int64_t>(number(streaming.at("bytes_per_row")));
+  const std::string values = slurp(whole / "state_values.npy"),
+                    scores = slurp(whole / "scores.npy");
+  CHECK(static_cast<std::int64_t>(ltt::data::read_npy_vector(whole / "state_values.npy").size()) ==
+        rows);
+  for (const std::int64_t chunks : {1, 2, 3}) {
+    for (const int threads : {1, 2}) {
+      CAPTURE(chunks);
+      CAPTURE(threads);
+      const fs::path out = fresh_out("long_blocks");
+      const Result r = score("--dataset " + q(d) + " --out " + q(out) + model + " --json" +
+                             " --threads " + std::to_string(threads) + " --memory " +
+                             std::to_string(chunks * 65536 * per_row + per_row - 1));
+      REQUIRE_MESSAGE(r.code == 0, r.err);
+      const auto s = json_object(json_object(r.out).at("streaming") + "\n");
+      CHECK(number(s.at("block_rows")) == chunks * 65536);
+      CHECK(number(s.at("blocks")) == (rows + chunks * 65536 - 1) / (chunks * 65536));
+      CHECK(slurp(out / "state_values.npy") == values);
+      CHECK(slurp(out / "scores.npy") == scores);
+    }
+  }
+  // --no-state-values: the same scores, no state_values.npy, and score.json does not list it.
+  const fs::path lean = fresh_out("long_lean");
+  const Result l = score("--dataset " + q(d) + " --out " + q(lean) + model + " --no-state-values");
+  REQUIRE_MESSAGE(l.code == 0, l.err);
+  CHECK(l.out.find("wrote " + (lean / "scores.npy").string() + ", model.ltt, score.json\n") !=
+        std::string::npos);
+  CHECK(!fs::exists(lean / "state_values.npy"));
+  CHECK(slurp(lean / "scores.npy") == scores);
+  CHECK(slurp(lean / "score.json").find("state_values.npy") == std::string::npos);
+  // Nothing staged is left next to the outputs.
+  for (const auto& entry : fs::directory_iterator(lean.parent_path()))
+    CHECK(entry.path().filename().string().find(".ltt-") == std::string::npos);
+  // An --out whose parent does not exist yet: state_values.npy is staged there all the same.
+  const fs::path nested = scratch_dir() / "score" / "new_parent" / "deeper" / "out";
+  fs::remove_all(scratch_dir() / "score" / "new_parent");
+  const Result n = score("--dataset " + q(d) + " --out " + q(nested) + model);
+  REQUIRE_MESSAGE(n.code == 0, n.err);
+  CHECK(slurp(nested / "state_values.npy") == values);
+  // Progress lines on stderr with --progress: rows done, rows/s, time left.
+  const Result p =
+      score("--dataset " + q(d) + " --out " + q(fresh_out("long_progress")) + " --model " +
+            q(trained / "model.ltt") + " --progress --memory " + std::to_string(65536 * per_row));
+  REQUIRE_MESSAGE(p.code == 0, p.err);
+  const std::string of_rows = " of " + std::to_string(rows) + " rows, ";
+  CHECK(p.err.find("scoring: 65536" + of_rows) != std::string::npos);
+  CHECK(p.err.find("scoring: " + std::to_string(rows) + of_rows) != std::string::npos);
+  CHECK(p.err.find(" s left") != std::string::npos);
+  // A budget that holds no whole chunk of rows is refused before any work.
+  check_refused("--dataset " + q(d) + " --out " + q(fresh_out("long_small")) + model +
+                    " --memory " + std::to_string(65536 * per_row - 1),
+                "--memory: " + std::to_string(65536 * per_row - 1) + " bytes hold fewer than 65536",
+                scratch_dir() / "score" / "long_small");
+  check_refused(
+      "--dataset " + q(d) + " --out " + q(fresh_out("long_small")) + model + " --memory 12X",
+      "--memory: '12X' is not a size in bytes", scratch_dir() / "score" / "long_small");
+}
+
 TEST_CASE("ltt score --pairs-file: human comparisons by episode and start") {
   const fs::path d = main_example();
   const auto pool = ltt::data::load_dsrl_pool(d);

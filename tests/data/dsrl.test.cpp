@@ -6,14 +6,21 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <limits>
+#include <random>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <data/child_process.hpp>
 #include <data/dsrl.hpp>
+#include <data/dsrl_store.hpp>
 #include <data/npy.hpp>
 
 #include "data_test.hpp"
@@ -137,6 +144,80 @@ TEST_CASE("load_dsrl_pool: episodes, returns and costs as DSRL splits them") {
       for (const auto& e : pool.episodes) covered += e.length;
       CHECK(covered + pool.dropped_tail == pool.transitions);
     }
+}
+
+TEST_CASE("load_dsrl_pool in blocks: split_episodes of the whole columns, bit for bit") {
+  // Random episode lengths, both flags, a dropped tail, returns over many binades: blocks of
+  // 1 row, of rows that end inside episodes, and of more than the file.
+  const fs::path dir = scratch("pool_blocks");
+  std::mt19937_64 rng(25);
+  const std::int64_t n = 3001;
+  std::vector<double> rewards(n), costs(n);
+  std::vector<std::uint8_t> terminals(n, 0), timeouts(n, 0);
+  for (std::int64_t i = 0; i < n - 17; ++i) {
+    rewards[i] =
+        std::ldexp(static_cast<double>(rng() % 2001) - 1000.0, static_cast<int>(rng() % 60) - 30);
+    costs[i] = static_cast<double>(rng() % 3);
+    const std::uint64_t u = rng() % 100;
+    terminals[i] = u < 2;
+    timeouts[i] = u >= 1 && u < 4;  // row with both flags when u == 1
+  }
+  ltt::data::DsrlDataset d;
+  const auto column = [&](const std::vector<double>& x) { return ltt::data::make_array(x); };
+  d.observations = ltt::data::make_array(std::vector<float>(2 * n, 0.5f), {n, 2});
+  d.next_observations = d.observations;
+  d.actions = ltt::data::make_array(std::vector<float>(n, 0.0f), {n, 1});
+  d.rewards = column(rewards);
+  d.costs = column(costs);
+  d.terminals = ltt::data::make_array(terminals, true);
+  d.timeouts = ltt::data::make_array(timeouts, true);
+  const ltt::data::EpisodeSplit whole =
+      ltt::data::split_episodes(rewards, costs, terminals, timeouts);
+  REQUIRE(whole.episodes.size() > 50);
+  REQUIRE(whole.dropped_tail >= 17);
+  std::vector<fs::path> targets = {dir / "pool"};
+  if (LTT_TEST_HDF5) targets.push_back(dir / "pool.hdf5");
+  for (const fs::path& path : targets) {
+    ltt::data::write_dsrl(path, d);
+    for (const std::int64_t block :
+         {std::int64_t{1}, std::int64_t{37}, std::int64_t{1000}, n + 5}) {
+      CAPTURE(path);
+      CAPTURE(block);
+      const DsrlPool pool = ltt::data::detail::load_dsrl_pool_in_blocks(path, block);
+      CHECK(pool.dropped_tail == whole.dropped_tail);
+      REQUIRE(pool.episodes.size() == whole.episodes.size());
+      int differ = 0;
+      for (std::size_t e = 0; e < whole.episodes.size(); ++e) {
+        const ltt::data::Episode& a = pool.episodes[e];
+        const ltt::data::Episode& b = whole.episodes[e];
+        differ += a.index != b.index || a.start != b.start || a.length != b.length ||
+                  a.terminal != b.terminal ||
+                  std::bit_cast<std::uint64_t>(a.episodic_return) !=
+                      std::bit_cast<std::uint64_t>(b.episodic_return) ||
+                  std::bit_cast<std::uint64_t>(a.episodic_cost) !=
+                      std::bit_cast<std::uint64_t>(b.episodic_cost);
+      }
+      CHECK(differ == 0);
+    }
+  }
+  // Several faults (written over a .npy directory's files, which write_dsrl would refuse): the
+  // one a whole read meets first is named, the rewards before the flags, then the flags alone.
+  const fs::path broken = dir / "pool";
+  std::vector<std::uint8_t> bad_flags(terminals);
+  bad_flags[1500] = 2;
+  ltt::data::write_npy(broken / "terminals.npy", ltt::data::make_array(bad_flags));
+  for (const std::int64_t block : {std::int64_t{7}, n}) {
+    CAPTURE(block);
+    check_data_error([&] { ltt::data::detail::load_dsrl_pool_in_blocks(broken, block); },
+                     {"key 'terminals' row 1500 holds 2"});
+  }
+  rewards[2000] = std::numeric_limits<double>::infinity();
+  ltt::data::write_npy(broken / "rewards.npy", column(rewards));
+  for (const std::int64_t block : {std::int64_t{7}, n}) {
+    CAPTURE(block);
+    check_data_error([&] { ltt::data::detail::load_dsrl_pool_in_blocks(broken, block); },
+                     {"key 'rewards' row 2000 is inf"});
+  }
 }
 
 TEST_CASE(
@@ -518,4 +599,68 @@ TEST_CASE("read_dsrl_float32 and read_dsrl_costs: one key alone, float64 convert
   check_data_error([&] { ltt::data::read_dsrl_costs(no_costs); }, {"key 'costs' is missing"});
   check_data_error([&] { ltt::data::read_dsrl_float32(no_costs, "observations"); },
                    {"key 'costs' is missing"});
+}
+
+TEST_CASE("for_each_dsrl_float32_block: the blocks end to end are read_dsrl_float32's array") {
+  const fs::path dir = scratch("float_blocks");
+  // 2500 rows of 3 values, float32 and float64 (converted as the whole read converts), in
+  // blocks of 1 row, of a number of rows that does not divide N, of N and of more than N: the
+  // HDF5 reader's pipe pieces then end inside blocks and blocks inside pieces.
+  const std::int64_t n = 2500, width = 3;
+  std::vector<double> obs(static_cast<std::size_t>(n * width));
+  for (std::size_t i = 0; i < obs.size(); ++i)
+    obs[i] = std::sin(0.37 * static_cast<double>(i)) * 1e3;
+  std::vector<std::uint8_t> ends(static_cast<std::size_t>(n), 0);
+  for (std::size_t i = 99; i < ends.size(); i += 100) ends[i] = 1;
+  for (const bool wide : {false, true}) {
+    ltt::data::DsrlDataset d;
+    d.observations =
+        wide ? ltt::data::make_array(obs, {n, width})
+             : ltt::data::make_array(std::vector<float>(obs.begin(), obs.end()), {n, width});
+    d.next_observations = d.observations;
+    d.actions =
+        ltt::data::make_array(std::vector<float>(static_cast<std::size_t>(n), 1.0f), {n, 1});
+    d.rewards = ltt::data::make_array(std::vector<float>(static_cast<std::size_t>(n), 1.0f));
+    d.costs = d.rewards;
+    d.terminals = ltt::data::make_array(ends, true);
+    d.timeouts = ltt::data::make_array(std::vector<std::uint8_t>(ends.size(), 0), true);
+    std::vector<fs::path> targets = {dir / (wide ? "pool64" : "pool32")};
+    if (LTT_TEST_HDF5) targets.push_back(dir / (wide ? "pool64.hdf5" : "pool32.hdf5"));
+    for (const fs::path& path : targets) {
+      ltt::data::write_dsrl(path, d);
+      const Array whole = ltt::data::read_dsrl_float32(path, "observations");
+      const std::span<const float> expected = whole.values<float>();
+      for (const std::int64_t block :
+           {std::int64_t{1}, std::int64_t{7}, std::int64_t{999}, n, n + 3}) {
+        CAPTURE(path);
+        CAPTURE(block);
+        std::vector<float> joined;
+        std::int64_t next_row = 0, calls = 0;
+        bool aligned = true;
+        ltt::data::for_each_dsrl_float32_block(
+            path, "observations", block, [&](std::int64_t first, std::span<const float> v) {
+              aligned = aligned && first == next_row &&
+                        static_cast<std::int64_t>(v.size()) == std::min(block, n - first) * width;
+              next_row = first + static_cast<std::int64_t>(v.size()) / width;
+              joined.insert(joined.end(), v.begin(), v.end());
+              ++calls;
+            });
+        CHECK(aligned);
+        CHECK(calls == (n + block - 1) / block);
+        CHECK(std::equal(joined.begin(), joined.end(), expected.begin(), expected.end()));
+      }
+      // The reader stops at an exception from `use`, which goes on.
+      CHECK_THROWS_AS(
+          ltt::data::for_each_dsrl_float32_block(path, "observations", 100,
+                                                 [](std::int64_t first, std::span<const float>) {
+                                                   if (first == 500)
+                                                     throw std::runtime_error("stop");
+                                                 }),
+          std::runtime_error);
+      check_data_error([&] { ltt::data::for_each_dsrl_float32_block(path, "costs", 10, {}); },
+                       {"'costs' is not one of observations"});
+      check_data_error([&] { ltt::data::for_each_dsrl_float32_block(path, "observations", 0, {}); },
+                       {"block_rows 0"});
+    }
+  }
 }
