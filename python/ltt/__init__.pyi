@@ -252,8 +252,11 @@ class SafetyValue:
     """The safety value V-bar: made by train_value, or by load_value for scoring only."""
 
     def state_values(
-        self, observations: npt.ArrayLike, members: bool = False
-    ) -> npt.NDArray[np.float32]: ...
+        self,
+        observations: npt.ArrayLike,
+        members: bool = False,
+        dtype: Literal["float32", "float64"] = "float32",
+    ) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]: ...
     def scores(
         self,
         observations: npt.ArrayLike,

@@ -265,8 +265,12 @@ using ValueClass = py::class_<Value>;
 void bind_value_scoring(ValueClass& c) {
   c.def(
        "state_values",
-       [](const Value& v, py::handle observations, bool members) -> py::object {
+       [](const Value& v, py::handle observations, bool members,
+          const std::string& dtype) -> py::object {
          constexpr std::string_view fn = "SafetyValue.state_values";
+         if (dtype != "float32" && dtype != "float64")
+           throw std::invalid_argument(std::string(fn) + ": dtype = '" + dtype +
+                                       "' must be 'float32' or 'float64'");
          const py::array_t<float> obs = observation_table(observations, fn, "observations");
          require_width(v, obs, fn);
          lrn::StateValues sv;
@@ -274,6 +278,13 @@ void bind_value_scoring(ValueClass& c) {
            py::gil_scoped_release release;
            sv = lrn::state_values(v.value.ensemble, rows_of(obs), column_count(obs));
          }
+         // float64: the values before the cast to float32, the ones scores() and `ltt score`
+         // aggregate, so a caller scoring rows in pieces (ltt.dask) gets the same bytes.
+         if (dtype == "float64")
+           return members ? py::array_t<double>({static_cast<py::ssize_t>(sv.members),
+                                                 static_cast<py::ssize_t>(sv.rows)},
+                                                sv.per_member.data())
+                          : py::array_t<double>(static_cast<py::ssize_t>(sv.rows), sv.mean.data());
          if (!members) {
            py::array_t<float> out(static_cast<py::ssize_t>(sv.rows));
            float* o = out.mutable_data();
@@ -287,11 +298,14 @@ void bind_value_scoring(ValueClass& c) {
            o[i] = static_cast<float>(sv.per_member[i]);
          return out;
        },
-       py::arg("observations"), py::arg("members") = false,
-       "state_values(observations, members=False) -> float32 array\n\n"
+       py::arg("observations"), py::arg("members") = false, py::arg("dtype") = "float32",
+       "state_values(observations, members=False, dtype='float32') -> array\n\n"
        "V-bar (the ensemble mean) at every row of observations (rows, observation_dim); "
        "with members=True every member's value, shape (members, rows). float32, as "
-       "`ltt score` writes state_values.npy.")
+       "`ltt score` writes state_values.npy; dtype='float64' gives the values before that "
+       "cast, the ones scores() and `ltt score` average. Rows scored in pieces give the bytes "
+       "of one call when every piece but the last is a multiple of 65536 rows (the forward "
+       "calls are the same).")
       .def(
           "scores",
           [](const Value& v, py::handle observations, py::handle offsets,
