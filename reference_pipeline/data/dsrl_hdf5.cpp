@@ -214,6 +214,27 @@ class Hdf5Source final : public DsrlSource {
   }
 
  private:
+  // Runs `send` on the key's dataset in a reader child (the file opened there, the key's shape
+  // checked against the survey's: a file changed since is refused), its pieces going to
+  // `receive` in the parent as they arrive.
+  void read_in_child(std::string_view key, const ColumnInfo& column,
+                     const std::function<void(const Dataset&, ChildOutput&)>& send,
+                     const ChildReceiver& receive) const {
+    run_in_child(
+        name_, libhdf5,
+        [&](ChildOutput& out) {
+          const QuietErrors quiet;
+          out.step("opening it");
+          const Input in = open_input(path_, name_);
+          out.step(cat("reading ", key_text(key)));
+          const Dataset d = open_dataset(in, std::string(key), name_);
+          if (column_info(d).shape != column.shape)
+            fail(name_, cat(key_text(key), " changed shape while being read"));
+          send(d, out);
+        },
+        receive);
+  }
+
   // Reads `key` in a child that sends its elements as T (`send`); the parent gathers blocks of
   // block_rows rows of `width` values and hands each to `use` before it reads on, so the pipe's
   // back-pressure holds the child to one block of its own ahead.
@@ -246,19 +267,7 @@ class Hdf5Source final : public DsrlSource {
         }
       }
     };
-    run_in_child(
-        name_, libhdf5,
-        [&](ChildOutput& out) {
-          const QuietErrors quiet;
-          out.step("opening it");
-          const Input in = open_input(path_, name_);
-          out.step(cat("reading ", key_text(key)));
-          const Dataset d = open_dataset(in, std::string(key), name_);
-          if (column_info(d).shape != column.shape)
-            fail(name_, cat(key_text(key), " changed shape while being read"));
-          send(d, out);
-        },
-        receive);
+    read_in_child(key, column, send, receive);
     if (first != rows) fail(name_, cat(key_text(key), " changed while being read"));
   }
 
@@ -339,19 +348,7 @@ class Hdf5Source final : public DsrlSource {
   void read(std::string_view key, const ColumnInfo& column, std::span<unsigned char> into,
             const std::function<void(const Dataset&, ChildOutput&)>& send) const {
     Fill fill{into};
-    run_in_child(
-        name_, libhdf5,
-        [&](ChildOutput& out) {
-          const QuietErrors quiet;
-          out.step("opening it");
-          const Input in = open_input(path_, name_);
-          out.step(cat("reading ", key_text(key)));
-          const Dataset d = open_dataset(in, std::string(key), name_);
-          if (column_info(d).shape != column.shape)
-            fail(name_, cat(key_text(key), " changed shape while being read"));
-          send(d, out);
-        },
-        std::ref(fill));
+    read_in_child(key, column, send, std::ref(fill));
     if (fill.filled != into.size()) fail(name_, cat(key_text(key), " changed while being read"));
   }
 
