@@ -57,12 +57,7 @@ class NpyDirectorySource final : public DsrlSource {
   // (Array::to_double on the block's bytes).
   void for_each_double_block(std::string_view key, std::int64_t block_rows,
                              const ColumnBlockUse& use) const override {
-    const fs::path path = file(key);
-    const std::string shown = path.string();
-    errno = 0;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(shown, cat("cannot open it: ", errno_text()));
-    const NpyHeader h = read_npy_header(in, shown);
+    auto [path, shown, in, h] = open_stream(key);
     std::int64_t rows = 1;
     for (const std::int64_t n : h.shape) rows *= n;  // (N,) or (N, 1): one value per row
     const std::size_t item = item_size(h.dtype);
@@ -100,12 +95,7 @@ class NpyDirectorySource final : public DsrlSource {
   // A block of rows at a time from the file: seek past the header, read, convert.
   void for_each_float32_block(std::string_view key, std::int64_t block_rows,
                               const RowBlockUse& use) const override {
-    const fs::path path = file(key);
-    const std::string shown = path.string();
-    errno = 0;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(shown, cat("cannot open it: ", errno_text()));
-    const NpyHeader h = read_npy_header(in, shown);
+    auto [path, shown, in, h] = open_stream(key);
     if ((h.dtype != DType::float32 && h.dtype != DType::float64) || h.shape.size() != 2)
       fail(shown, "is not a float32 or float64 array of rank 2");
     const std::int64_t rows = h.shape[0], width = h.shape[1];
@@ -137,6 +127,24 @@ class NpyDirectorySource final : public DsrlSource {
 
  private:
   fs::path file(std::string_view key) const { return dir_ / cat(key, ".npy"); }
+
+  // A key's file opened for reading a block at a time, positioned after its header.
+  struct OpenStream {
+    fs::path path;
+    std::string shown;
+    std::ifstream in;
+    NpyHeader h;
+  };
+  OpenStream open_stream(std::string_view key) const {
+    OpenStream o;
+    o.path = file(key);
+    o.shown = o.path.string();
+    errno = 0;
+    o.in.open(o.path, std::ios::binary);
+    if (!o.in) fail(o.shown, cat("cannot open it: ", errno_text()));
+    o.h = read_npy_header(o.in, o.shown);
+    return o;
+  }
   fs::path dir_;
   std::string name_;
 };
@@ -170,7 +178,9 @@ void write_npy_directory(const fs::path& path, const DsrlDataset& dataset) {
       const fs::path file = temporary / cat(key, ".npy");
       std::error_code ec;
       fs::create_directories(file.parent_path(), ec);
-      if (ec) fail(path.string(), cat("cannot create ", in_quotes(file.parent_path().filename().string()), ": ", ec.message()));
+      if (ec)
+        fail(path.string(), cat("cannot create ", in_quotes(file.parent_path().filename().string()),
+                                ": ", ec.message()));
       write_stream(file, path.string(),
                    [&](std::ostream& out) { write_npy(out, (*dataset.world)[key]); });
     }
@@ -206,8 +216,9 @@ void write_npy_directory_selection(const fs::path& in, const fs::path& out, std:
       const NpyHeader h = read_npy_header(input, shown);
       const fs::path target = temporary / filename;
       if (std::error_code ec; !fs::create_directories(target.parent_path(), ec) && ec)
-        fail(out.string(), cat("cannot create ", in_quotes(target.parent_path().filename().string()),
-                               ": ", ec.message()));
+        fail(out.string(),
+             cat("cannot create ", in_quotes(target.parent_path().filename().string()), ": ",
+                 ec.message()));
       if (h.shape.empty() || h.shape[0] != rows || is_per_file_world_key(filename)) {
         input.close();
         std::error_code ec;
