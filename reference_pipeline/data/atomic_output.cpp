@@ -121,7 +121,7 @@ void check_file_destination(const fs::path& path) {
                0);
 }
 
-void check_directory_destination(const fs::path& path) {
+void check_directory_destination(const fs::path& path, DirectoryContents contents) {
   check_destination_name(path);
   const std::optional<struct stat> st = destination_status(path);
   if (!st) return;
@@ -133,16 +133,21 @@ void check_directory_destination(const fs::path& path) {
   const auto check_entries = [&](const fs::path& dir, bool top, const auto& self) -> void {
     for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
-      if (top && (name == "infos" || name == "world") && !e.is_symlink() && e.is_directory()) {
+      const bool datasets = contents == DirectoryContents::dsrl_datasets;
+      if ((datasets || (top && (name == "infos" || name == "world"))) && !e.is_symlink() &&
+          e.is_directory()) {
         self(e.path(), false, self);
         continue;
       }
-      if (!e.is_regular_file() || e.path().extension() != ".npy")
-        cannot_write(path,
-                     cat("the directory exists and holds ",
-                         in_quotes(fs::relative(e.path(), path).string()),
-                         ", which is not a .npy file; not replacing it"),
-                     0);
+      const fs::path ext = e.path().extension();
+      const bool allowed = ext == ".npy" || (datasets && (ext == ".hdf5" || ext == ".h5"));
+      if (!e.is_regular_file() || !allowed)
+        cannot_write(
+            path,
+            cat("the directory exists and holds ", in_quotes(fs::relative(e.path(), path).string()),
+                ", which is not ", datasets ? "a .hdf5, .h5 or .npy file" : "a .npy file",
+                "; not replacing it"),
+            0);
     }
   };
   check_entries(path, true, check_entries);
@@ -194,8 +199,9 @@ void write_stream_atomically(const fs::path& path,
 }
 
 void write_directory_atomically(const fs::path& path,
-                                const std::function<void(const fs::path&)>& write) {
-  check_directory_destination(path);
+                                const std::function<void(const fs::path&)>& write,
+                                DirectoryContents contents) {
+  check_directory_destination(path, contents);
   const bool replacing = destination_status(path).has_value();
 
   std::vector<char> name = temporary_pattern(path, "tmp");
@@ -216,7 +222,7 @@ void write_directory_atomically(const fs::path& path,
   if (ec) cannot_write(path, "cannot list the temporary directory", ec.value());
   if (const int error = fsync_path(temporary.path, O_RDONLY | O_DIRECTORY); error != 0)
     cannot_write(path, "fsync failed", error);
-  check_directory_destination(path);  // again: something else may have been put there meanwhile
+  check_directory_destination(path, contents);  // again: something may have been put there
 
   if (!replacing) {
     if (::rename(temporary.path.c_str(), path.c_str()) != 0)

@@ -28,10 +28,17 @@ namespace ltt::data {
 // it exists and is writable is the writer's to find out.
 void check_file_destination(const std::filesystem::path& path);
 
+// What an existing directory may hold for write_directory_atomically to replace it:
+//   npy_files       .npy files, directly or in infos/ and world/ (a dataset stored as .npy files,
+//                   with a pool's world geometry)
+//   dsrl_datasets   .hdf5, .h5 and .npy files in directories of any depth (a selection from a
+//                   dataset of several files, dataset_files.hpp)
+enum class DirectoryContents { npy_files, dsrl_datasets };
+
 // The same for write_directory_atomically: a name that does not exist yet, or a directory (not
-// a symbolic link to one) that holds only .npy files, directly or in infos/ and world/ (a
-// pool's world geometry), which the writer may replace.
-void check_directory_destination(const std::filesystem::path& path);
+// a symbolic link to one) that holds only what `contents` allows, which the writer may replace.
+void check_directory_destination(const std::filesystem::path& path,
+                                 DirectoryContents contents = DirectoryContents::npy_files);
 
 void write_file_atomically(
     const std::filesystem::path& path,
@@ -50,6 +57,7 @@ void write_stream_atomically(const std::filesystem::path& path,
 // briefly absent but never half-written.
 void write_directory_atomically(
     const std::filesystem::path& path,
-    const std::function<void(const std::filesystem::path& temporary)>& write);
+    const std::function<void(const std::filesystem::path& temporary)>& write,
+    DirectoryContents contents = DirectoryContents::npy_files);
 
 }  // namespace ltt::data

@@ -273,11 +273,11 @@ void check_world_values(const std::string& name, const WorldGeometry& w,
       if (!std::equal(hazards.begin() + static_cast<std::ptrdiff_t>(at),
                       hazards.begin() + static_cast<std::ptrdiff_t>(at + per_row),
                       hazards.begin() + static_cast<std::ptrdiff_t>(first)))
-        detail::fail(name, cat("world geometry: key 'infos/hazards' row ",
-                               std::to_string(e.start + r), " moves the hazards of episode ",
-                               std::to_string(e.index), " (rows ", std::to_string(e.start), "..",
-                               std::to_string(e.start + e.length - 1),
-                               "); they stay put within an episode"));
+        detail::fail(name,
+                     cat("world geometry: key 'infos/hazards' row ", std::to_string(e.start + r),
+                         " moves the hazards of episode ", std::to_string(e.index), " (rows ",
+                         std::to_string(e.start), "..", std::to_string(e.start + e.length - 1),
+                         "); they stay put within an episode"));
     }
   }
 }
@@ -461,6 +461,10 @@ DsrlPool load_dsrl_pool_in_blocks(const fs::path& path, std::int64_t block_rows)
   pool.action_dim = layout.action_dim;
   pool.episodes = std::move(split.episodes);
   pool.dropped_tail = split.dropped_tail;
+  fs::path shown = fs::path(pool.file).lexically_normal();
+  if (!shown.has_filename()) shown = shown.parent_path();  // "d/": a .npy directory
+  pool.parts.push_back({pool.file, shown.filename().string(), pool.store, 0, pool.transitions, 0,
+                        pool.size(), pool.dropped_tail});
   return pool;
 }
 
@@ -589,11 +593,11 @@ void write_dsrl(const fs::path& path, const DsrlDataset& dataset) {
         detail::fail(source.name(), cat("world geometry: key ", in_quotes(key),
                                         " is written as float32; it holds ", dtype_name(a.dtype)));
     }
-    check_world_values(source.name(), *dataset.world,
-                       split_episodes(read_finite(source, "rewards"), read_finite(source, "costs"),
-                                      read_flags(source, "terminals"),
-                                      read_flags(source, "timeouts"))
-                           .episodes);
+    check_world_values(
+        source.name(), *dataset.world,
+        split_episodes(read_finite(source, "rewards"), read_finite(source, "costs"),
+                       read_flags(source, "terminals"), read_flags(source, "timeouts"))
+            .episodes);
   }
   if (store_for(path) == DsrlStore::hdf5) {
     if (!hdf5_available())

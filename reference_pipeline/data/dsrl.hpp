@@ -65,10 +65,11 @@ struct DsrlDataset {
   Array& operator[](std::string_view key);
 };
 
-// One episode of the file, in file order.
+// One episode of the file, in file order (of a dataset of several files, dataset_files.hpp:
+// in the dataset's order, the files one after another).
 struct Episode {
-  std::int64_t index = 0;      // 0-based position among the file's episodes
-  std::int64_t start = 0;      // first row
+  std::int64_t index = 0;      // 0-based position among the file's (the dataset's) episodes
+  std::int64_t start = 0;      // first row, counted in the file (the dataset's rows)
   std::int64_t length = 0;     // rows (transitions), >= 1
   double episodic_return = 0;  // sum of rewards over the rows, Neumaier-compensated in double
   double episodic_cost = 0;    // sum of costs
@@ -85,17 +86,33 @@ EpisodeSplit split_episodes(std::span<const double> rewards, std::span<const dou
                             std::span<const std::uint8_t> terminals,
                             std::span<const std::uint8_t> timeouts);
 
+// One file of a pool: where its rows and episodes sit among the pool's. A pool read from one
+// file has one part; a dataset of several files (dataset_files.hpp) one per file, in order.
+struct DsrlPart {
+  std::string file;  // the path read
+  std::string name;  // how episode ids and a selection directory name the file (its file name
+                     // for one file; dataset_files.hpp says how for several)
+  DsrlStore store = DsrlStore::hdf5;
+  std::int64_t first_row = 0, rows = 0;  // the pool's rows [first_row, first_row + rows)
+  std::int64_t first_episode = 0, episodes = 0;
+  std::int64_t dropped_tail = 0;  // the file's last rows, in no episode
+};
+
 // What the curation layer needs from a DSRL file: its episodes, with the file's shape.
 struct DsrlPool {
-  std::string file;
+  std::string file;  // the path (for several files: how messages name them all)
   DsrlStore store = DsrlStore::hdf5;
   std::int64_t transitions = 0;  // N, rows in the file
   std::int64_t observation_dim = 0;
   std::int64_t action_dim = 0;
   std::vector<Episode> episodes;
-  std::int64_t dropped_tail = 0;  // rows after the last end flag (see above)
+  std::int64_t dropped_tail = 0;  // rows after the last end flag (see above); for several
+                                  // files the sum of theirs
+  std::vector<DsrlPart> parts;    // the files, one part per file
 
   std::int64_t size() const { return static_cast<std::int64_t>(episodes.size()); }
+  // Read from more than one file (episode ids then name the file, dataset_files.hpp).
+  bool several_files() const { return parts.size() > 1; }
 };
 
 // Reads the layout of a DSRL dataset (file or .npy directory) and splits its episodes. Only
