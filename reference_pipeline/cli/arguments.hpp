@@ -10,9 +10,11 @@
 //   const Arguments args = parse(command, argv_tail);   // throws BadInput
 //   args.count("N"); args.real("alpha"); args.flag("json");
 //
-// Accepted forms: `--name value`, `--name=value`, and `--name` alone for booleans. A value
-// may begin with a single '-' (so `--n -3` is read, then refused as out of range); a token
-// beginning with "--" is never taken as a value. Each malformed input throws BadInput whose
+// Accepted forms: `--name value`, `--name=value`, and `--name` alone for booleans; a flag of
+// kind `paths` takes one or more values (`--dataset a.hdf5 b.hdf5`, what a shell glob expands
+// to) and may be repeated, its values kept in order. A value may begin with a single '-' (so
+// `--n -3` is read, then refused as out of range); a token beginning with "--" is never taken
+// as a value. Each malformed input throws BadInput whose
 // message names the flag: unknown flag, missing value, a value given to a boolean, a flag
 // given twice, a missing required flag, a non-numeric, fractional or out-of-range number.
 // `--help` (or `-h`) anywhere sets help() and skips every other check.
@@ -27,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "bad_input.hpp"
 #include "format.hpp"
@@ -39,6 +42,7 @@ enum class FlagKind {
   unit,       // real in [0, 1]: a target rate
   boolean,    // present or not; takes no value
   text,       // any string: a file name, a task name
+  paths,      // one or more strings (file names): every token up to the next flag
 };
 
 // Counts go up to 2^53, the largest population the libraries accept (ltt::detail::max_count).
@@ -84,6 +88,9 @@ class Arguments {
   }
   bool flag(std::string_view name) const { return get_optional(name, FlagKind::boolean).present; }
   const std::string& text(std::string_view name) const { return get(name, FlagKind::text).text; }
+  const std::vector<std::string>& texts(std::string_view name) const {
+    return get(name, FlagKind::paths).texts;
+  }
 
  private:
   struct Value {
@@ -93,6 +100,7 @@ class Arguments {
     std::int64_t count = 0;
     double real = 0.0;
     std::string text;
+    std::vector<std::string> texts;  // paths
   };
 
   const Value& find(std::string_view name) const {
@@ -204,6 +212,9 @@ inline Arguments parse(const Command& command, std::span<const std::string_view>
       case FlagKind::text:
         v.text = std::string(text);
         break;
+      case FlagKind::paths:
+        v.texts.emplace_back(text);
+        break;
       case FlagKind::boolean:
         break;
     }
@@ -224,7 +235,7 @@ inline Arguments parse(const Command& command, std::span<const std::string_view>
       throw BadInput(cat("unknown flag --", name, " (see ltt ", command.name, " --help)"));
     const Flag& f = *it->second;
     Arguments::Value& v = result.values_.find(f.name)->second;
-    if (v.given) throw BadInput(cat("--", name, " given twice"));
+    if (v.given && f.kind != FlagKind::paths) throw BadInput(cat("--", name, " given twice"));
     v.given = true;
     if (f.kind == FlagKind::boolean) {
       if (inline_value) throw BadInput(cat("--", name, " takes no value"));
@@ -238,6 +249,11 @@ inline Arguments parse(const Command& command, std::span<const std::string_view>
       if (i + 1 >= args.size() || args[i + 1].starts_with("--") || args[i + 1].empty())
         throw BadInput(cat("--", name, " needs a value"));
       store(f, args[++i]);
+      if (f.kind == FlagKind::paths)
+        while (i + 1 < args.size() && !args[i + 1].starts_with("--")) {
+          if (args[i + 1].empty()) throw BadInput(cat("--", name, ": an empty name"));
+          store(f, args[++i]);
+        }
     }
   }
 
@@ -264,6 +280,8 @@ inline std::string usage(const Command& command) {
         return " <p>";
       case FlagKind::text:
         return " <value>";
+      case FlagKind::paths:
+        return " <path>...";
       case FlagKind::boolean:
         return "";
     }

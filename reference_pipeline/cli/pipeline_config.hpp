@@ -251,6 +251,7 @@ class ConfigReader {
         need(key, v, JsonKind::number);
         break;
       case FlagKind::text:
+      case FlagKind::paths:  // one path in a config (the pipeline reads one file)
         need(key, v, JsonKind::string);
         break;
       case FlagKind::boolean:

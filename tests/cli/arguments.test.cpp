@@ -18,7 +18,7 @@ namespace {
 constexpr Flag test_flags[] = {
     {"N", FlagKind::count, "pool size", {}, true}, {"alpha", FlagKind::open_unit, "level", "0.25"},
     {"target", FlagKind::unit, "target"},          {"json", FlagKind::boolean, "json"},
-    {"pool", FlagKind::text, "pool file"},
+    {"pool", FlagKind::text, "pool file"},         {"dataset", FlagKind::paths, "files"},
 };
 constexpr Command command{"test", "A command for the tests.", test_flags};
 
@@ -55,6 +55,24 @@ TEST_CASE("parse: both forms, defaults, booleans, text") {
   CHECK(parse_words({"--N", "9007199254740992"}).count("N") == (std::int64_t{1} << 53));
 }
 
+TEST_CASE("parse: a paths flag takes every value up to the next flag, and may repeat") {
+  const Arguments a = parse_words({"--dataset", "a.hdf5", "b.hdf5", "-c", "--N", "3"});
+  CHECK(a.texts("dataset") == std::vector<std::string>{"a.hdf5", "b.hdf5", "-c"});
+  CHECK(a.count("N") == 3);
+  const Arguments b = parse_words({"--N", "3", "--dataset=x", "--dataset", "y", "z"});
+  CHECK(b.texts("dataset") == std::vector<std::string>{"x", "y", "z"});
+  CHECK_FALSE(parse_words({"--N", "3"}).has("dataset"));
+  CHECK(message({"--N", "3", "--dataset"}) == "--dataset needs a value");
+  CHECK(message({"--N", "3", "--dataset", "--json"}) == "--dataset needs a value");
+  CHECK(message({"--N", "3", "--dataset", "a", ""}) == "--dataset: an empty name");
+  CHECK(message({"--N", "3", "--dataset=", "a"}) == "--dataset needs a value");
+  // Other flags still take one value: a second token is an error, not a value.
+  CHECK(message({"--N", "3", "--pool", "a", "b"}) ==
+        "unexpected argument 'b' (flags start with --)");
+  CHECK(message({"--N", "3", "--pool", "a", "--pool", "b"}) == "--pool given twice");
+  CHECK(usage(command).find("--dataset <path>...") != std::string::npos);
+}
+
 TEST_CASE("parse: each malformed input names its flag") {
   CHECK(message({}) == "missing required flag --N");
   CHECK(message({"--N"}) == "--N needs a value");
@@ -81,7 +99,8 @@ TEST_CASE("parse: --help skips every other check; usage lists the table") {
   CHECK(parse_words({"-h"}).help());
   const std::string text = usage(command);
   CHECK(text.starts_with(
-      "usage: ltt test --N <count> [--alpha <p>] [--target <p>] [--json] [--pool <value>]\n"));
+      "usage: ltt test --N <count> [--alpha <p>] [--target <p>] [--json] [--pool <value>] "
+      "[--dataset <path>...]\n"));
   CHECK(text.find("(default 0.25)") != std::string::npos);
   CHECK(text.find("(required)") != std::string::npos);
   CHECK(text.find("--help") != std::string::npos);
