@@ -1,7 +1,8 @@
 # ltt.dask.episode_scores on a dask.distributed LocalCluster of 2 worker processes whose memory
 # limit is below the dataset's size (issue 25): exactly the bytes `ltt score --model` writes to
-# scores.npy for each of 4 files (LTT_PROGRAM), and SafetyValue.scores of each file. The files
-# have episodes that cross the 65536-row blocks, one longer than two blocks, and a dropped tail.
+# scores.npy for the 4 files read as one dataset (LTT_PROGRAM), and SafetyValue.scores of each
+# file. The files have episodes that cross the 65536-row blocks, one longer than two blocks, and
+# a dropped tail.
 import os
 import subprocess
 
@@ -12,6 +13,7 @@ import pytest
 import ltt
 
 distributed = pytest.importorskip("distributed")  # Debian's python3-distributed (scripts/setup)
+import dask  # noqa: E402
 import ltt.dask as ld  # noqa: E402
 
 OBS_DIM = 72
@@ -65,9 +67,12 @@ def dataset(tmp_path_factory):
 def test_episode_scores_on_a_two_worker_cluster_are_ltt_scores(dataset, tmp_path):
     files, tables, model = dataset
     assert sum(t[0].nbytes for t in tables) > MEMORY_LIMIT  # the observations alone
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  memory_limit=MEMORY_LIMIT, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, \
+    # A worker over 80% of its limit would pause and wait forever for memory to free (a build
+    # with LibTorch imports about 260 MB); over 95% it is killed, which fails the test instead.
+    with dask.config.set({"distributed.worker.memory.pause": False}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     memory_limit=MEMORY_LIMIT, host="127.0.0.1",
+                                     dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         got = ld.episode_scores(files, model, block_rows=ld.FORWARD_ROWS, client=client)
     assert len(got) == 4
@@ -76,12 +81,13 @@ def test_episode_scores_on_a_two_worker_cluster_are_ltt_scores(dataset, tmp_path
         assert g.dtype == np.float64 and len(g) == len(offsets) - 1
         # the binding's whole-file scores: the same C++ aggregation on the same rows
         assert g.tobytes() == value.scores(obs, offsets).tobytes()
-        if os.path.isfile(PROGRAM):
-            out = tmp_path / path.stem
-            subprocess.run([PROGRAM, "score", "--dataset", str(path), "--model", str(model),
-                            "--out", str(out), "--no-state-values"], check=True,
-                           capture_output=True)
-            assert g.tobytes() == np.load(out / "scores.npy").tobytes()
+    if os.path.isfile(PROGRAM):
+        # `ltt score` on the four files as one dataset: their episodes one file after another
+        out = tmp_path / "scored"
+        subprocess.run([PROGRAM, "score", "--dataset", *map(str, files), "--model", str(model),
+                        "--out", str(out), "--no-state-values", "--quiet"], check=True,
+                       capture_output=True)
+        assert np.concatenate(got).tobytes() == np.load(out / "scores.npy").tobytes()
     # the block size does not change a byte (the default scheduler, no cluster)
     again = ld.episode_scores(files[1:2], model, block_rows=3 * ld.FORWARD_ROWS)
     assert again[0].tobytes() == got[1].tobytes()

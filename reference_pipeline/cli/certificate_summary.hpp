@@ -18,6 +18,7 @@
 #include <data/dsrl.hpp>
 
 #include "certification_flags.hpp"
+#include "dataset_file.hpp"
 #include "format.hpp"
 #include "gate.hpp"
 #include "pool_file.hpp"
@@ -38,11 +39,11 @@ inline void write_input_summary(std::ostream& out, const PoolFile& pool, const c
                                 const data::DsrlPool* dataset) {
   if (dataset) {
     out << "dataset " << pool.name << " ("
-        << (dataset->store == data::DsrlStore::hdf5 ? "HDF5" : ".npy directory")
-        << "): " << c.pool_size << " episodes in " << dataset->transitions << " rows";
-    if (dataset->dropped_tail > 0)
-      out << " (the last " << dataset->dropped_tail << " rows, a truncated episode, are in none)";
-    out << "\n";
+        << (dataset->several_files() ? cat(std::to_string(dataset->parts.size()), " files")
+            : dataset->store == data::DsrlStore::hdf5 ? std::string("HDF5")
+                                                      : std::string(".npy directory"))
+        << "): " << c.pool_size << " episodes in " << dataset->transitions << " rows"
+        << dropped_tail_text(*dataset) << "\n";
     if (in.scores_file) out << "scores: " << *in.scores_file << ", one per episode";
   } else {
     out << "pool " << pool.name << ": " << c.pool_size << " trajectories";

@@ -93,8 +93,9 @@ inline void write_source_json(JsonWriter& json, const Inputs& in, const data::Ds
         .field("transitions", dataset->transitions)
         .field("dropped_tail", dataset->dropped_tail)
         .field("observation_dim", dataset->observation_dim)
-        .field("action_dim", dataset->action_dim)
-        .end_object();
+        .field("action_dim", dataset->action_dim);
+    write_dataset_parts_json(json, *dataset);
+    json.end_object();
   } else {
     json.null();
   }
@@ -129,7 +130,8 @@ inline void write_output_json(JsonWriter& json, const Inputs& in, std::int64_t w
   json.key("output").begin_object();
   json.field("selection", in.selection_file);
   json.field("selection_format", in.selection_file ? std::optional<std::string>(format_name(
-                                                         in.selection_format, in.dataset_store))
+                                                         in.selection_format, in.dataset_store,
+                                                         in.dataset_files.size() > 1))
                                                    : std::nullopt);
   json.field("written_size", written_size);
   json.field("written_rows", rows);

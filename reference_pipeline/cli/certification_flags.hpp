@@ -17,15 +17,18 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <curation/calibrated_selection.hpp>
 #include <curation/score_aggregation.hpp>
 
+#include <data/dataset_files.hpp>
 #include <data/dsrl.hpp>
 
 #include "arguments.hpp"
 #include "bad_input.hpp"
 #include "curation_flags.hpp"
+#include "dataset_file.hpp"
 #include "format.hpp"
 #include "gate.hpp"
 #include "output_paths.hpp"
@@ -37,8 +40,9 @@ namespace cur = ltt::curation;
 
 inline constexpr Flag certify_flags[] = {
     {"pool", FlagKind::text, "CSV id,score[,return,cost,length], or .npy of scores"},
-    {"dataset", FlagKind::text,
-     "instead of --pool: a DSRL dataset (.hdf5/.h5, or a directory of .npy), id = episode index"},
+    {"dataset", FlagKind::paths,
+     "instead of --pool: a DSRL dataset (.hdf5/.h5, or a directory of .npy), id = episode "
+     "index; or several (files, a directory of them, a glob), id = FILE:EPISODE"},
     {"scores", FlagKind::text,
      "--dataset: one score per episode, CSV id,score or .npy (or give --state-values)"},
     {"labels", FlagKind::text, "calibration labels: CSV with header id,unsafe (0 or 1)"},
@@ -88,8 +92,9 @@ inline constexpr Flag certify_flags[] = {
 struct Inputs {
   std::optional<std::string> pool_file;
   bool pool_npy = false;
-  std::optional<std::string> dataset_file;
-  data::DsrlStore dataset_store = data::DsrlStore::hdf5;
+  std::optional<std::string> dataset_file;  // as named: one path, or the names given, joined
+  std::vector<std::string> dataset_files;   // every file of the dataset (dataset_files.hpp)
+  data::DsrlStore dataset_store = data::DsrlStore::hdf5;  // of the first file
   std::optional<std::string> scores_file;
   std::optional<std::string> state_values;
   cur::Aggregator aggregator;
@@ -105,6 +110,17 @@ struct Inputs {
   std::optional<std::string> record_file;  // --sequential: every label, --labels' and typed
   SelectionFormat selection_format = SelectionFormat::ids;
 };
+
+// The files --dataset names (files, directories, glob patterns), expanded into `in`.
+inline void read_dataset_names(const DatasetNames& names, Inputs& in) {
+  in.dataset_files.clear();
+  for (const std::filesystem::path& f : names.files) in.dataset_files.push_back(f.string());
+  in.dataset_file = names.shown;
+  in.dataset_store = data::store_for(names.files.front());
+}
+inline void read_dataset_names(const std::vector<std::string>& named, Inputs& in) {
+  read_dataset_names(dataset_names(named), in);
+}
 
 // --labels, or --draw with --budget; --seed (of the draw and of --gate resample).
 inline void read_label_flags(const Arguments& args, Inputs& in) {
@@ -153,8 +169,17 @@ inline void read_transition_mask(const Arguments& args, Inputs& in) {
 
 // What --selection writes, from its name and the dataset's store (in.selection_file set).
 inline void choose_selection_format(Inputs& in) {
-  in.selection_format =
-      selection_format(*in.selection_file, in.dataset_file, in.dataset_store, in.gate);
+  in.selection_format = selection_format(*in.selection_file, in.dataset_file, in.dataset_store,
+                                         in.gate, in.dataset_files.size());
+}
+
+// What --selection writes: a file, a directory of .npy files (a dataset in that store), or for
+// several files a directory of datasets.
+inline Destination selection_destination(const Inputs& in) {
+  if (in.selection_format != SelectionFormat::dsrl_dataset) return Destination::file;
+  if (in.dataset_files.size() > 1) return Destination::datasets;
+  return in.dataset_store == data::DsrlStore::npy_directory ? Destination::directory
+                                                            : Destination::file;
 }
 
 // The files `ltt certify` reads, by flag.
@@ -162,12 +187,12 @@ inline NamedPaths input_files(const Inputs& in) {
   NamedPaths inputs;
   const std::pair<std::string_view, const std::optional<std::string>*> named[] = {
       {"pool", &in.pool_file},
-      {"dataset", &in.dataset_file},
       {"scores", &in.scores_file},
       {"state-values", &in.state_values},
       {"labels", &in.labels_file}};
   for (const auto& [flag, file] : named)
     if (*file) inputs.emplace_back(flag, **file);
+  for (const std::string& file : in.dataset_files) inputs.emplace_back("dataset", file);
   return inputs;
 }
 
@@ -184,11 +209,8 @@ inline void check_outputs(Inputs& in, const NamedPaths& inputs, NamedPaths outpu
       {"record", &in.record_file}};
   for (const auto& [flag, file] : named) {
     if (!*file) continue;
-    const bool npy_directory = flag == "selection" &&
-                               in.selection_format == SelectionFormat::dsrl_dataset &&
-                               in.dataset_store == data::DsrlStore::npy_directory;
-    check_output(flag, **file, npy_directory ? Destination::directory : Destination::file, inputs,
-                 outputs, created_first);
+    check_output(flag, **file, flag == "selection" ? selection_destination(in) : Destination::file,
+                 inputs, outputs, created_first);
     outputs.emplace_back(flag, **file);
   }
 }

@@ -78,11 +78,12 @@ void read_curate_outputs(const Arguments& args, Request& r) {
   if (args.has("selection")) {
     in.selection_file = r.placed.selection_file = args.text("selection");
   } else {
-    const bool hdf5 = in.dataset_store == data::DsrlStore::hdf5;
+    // One file: a selection in its store. Several: a directory of each file's selection.
+    const bool hdf5 = in.dataset_store == data::DsrlStore::hdf5 && in.dataset_files.size() == 1;
     r.selection_in_dir = hdf5 ? "selection.hdf5" : "selection";
     in.selection_file = (r.s.out / *r.selection_in_dir).string();
-    r.names.push_back({*r.selection_in_dir, hdf5 ? Destination::file : Destination::directory});
     choose_selection_format(in);
+    r.names.push_back({*r.selection_in_dir, selection_destination(in)});
   }
   if (args.has("transition-mask")) {
     read_transition_mask(args, in);
@@ -94,8 +95,7 @@ Request read_request(const Arguments& args) {
   Request r;
   r.s = read_score_settings(args);
   Inputs& in = r.in;
-  in.dataset_file = r.s.dataset.string();
-  in.dataset_store = data::store_for(r.s.dataset);
+  certification::read_dataset_names(r.s.dataset, in);
   read_label_flags(args, in);
   r.options = read_selection_flags(args, in);
   // --draw's budget labels from the file's costs: score.json's purity uses the same (and the

@@ -1,7 +1,9 @@
 #pragma once
 // A DSRL dataset as the program's pool (docs/dsrl.md, docs/cli.md "ltt certify --dataset"):
 // one trajectory per episode, id = episode index (DSRL's and OSRL's episode order), with the
-// episode's length, return and cost from the file. The scores come from a second file:
+// episode's length, return and cost from the file. A dataset of several files
+// (data/dataset_files.hpp) has their episodes one file after another, id = FILE:EPISODE. The
+// scores come from a second file:
 //
 //   per episode (--scores)          CSV id,score with every episode index once, or a .npy of
 //                                   one float per episode, in episode order
@@ -16,13 +18,16 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <curation/score_aggregation.hpp>
+#include <data/dataset_files.hpp>
 #include <data/dsrl.hpp>
+#include <data/json_writer.hpp>
 #include <data/npy.hpp>
 
 #include "bad_input.hpp"
@@ -32,12 +37,62 @@
 
 namespace ltt::cli {
 
+// What --dataset names: the files (one, or several from files, directories and glob patterns,
+// data::dataset_paths) and how messages and JSON name them all: the one file's path, or the
+// names as typed.
+struct DatasetNames {
+  std::string shown;
+  std::vector<std::filesystem::path> files;
+};
+
+inline DatasetNames dataset_names(const std::vector<std::string>& named) {
+  DatasetNames r;
+  try {
+    r.files = data::dataset_paths(named);
+  } catch (const data::DataError& e) {
+    throw BadInput(cat("--dataset: ", e.what()));
+  }
+  for (const std::string& name : named) r.shown += cat(r.shown.empty() ? "" : " ", name);
+  if (named.size() == 1 && r.files.size() == 1) r.shown = r.files.front().string();
+  return r;
+}
+
+// A dataset of several files: "files", one object per file (its path, the name ids give it,
+// where its episodes and rows sit). Nothing for one file.
+inline void write_dataset_parts_json(data::JsonWriter& json, const data::DsrlPool& dataset) {
+  if (!dataset.several_files()) return;
+  json.key("files").begin_array();
+  for (const data::DsrlPart& p : dataset.parts)
+    json.begin_object()
+        .field("file", p.file)
+        .field("name", p.name)
+        .field("store", p.store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory")
+        .field("first_episode", p.first_episode)
+        .field("episodes", p.episodes)
+        .field("first_row", p.first_row)
+        .field("transitions", p.rows)
+        .field("dropped_tail", p.dropped_tail)
+        .end_object();
+  json.end_array();
+}
+
+// For a summary line: the rows in no episode, or nothing when there are none.
+inline std::string dropped_tail_text(const data::DsrlPool& dataset) {
+  if (dataset.dropped_tail == 0) return {};
+  if (dataset.several_files())
+    return cat(" (", std::to_string(dataset.dropped_tail),
+               " rows in all, truncated episodes at the ends of files, are in none)");
+  return cat(" (the last ", std::to_string(dataset.dropped_tail),
+             " rows, a truncated episode, are in none)");
+}
+
 // The episodes of `dataset` as a pool without scores.
 inline PoolFile dataset_pool(const data::DsrlPool& dataset, const std::string& name) {
   PoolFile f;
   f.name = name;
   f.source = PoolSource::dataset;
   f.pool = data::episode_pool(dataset);
+  f.parts = dataset.parts;
   return f;
 }
 
@@ -84,14 +139,6 @@ inline std::vector<double> read_episode_scores(const std::string& path, const Po
   return score;
 }
 
-// Where each episode's rows start, and where the last one ends: episode i owns rows
-// [offsets[i], offsets[i + 1]). Episodes are consecutive runs of rows from row 0.
-inline std::vector<std::int64_t> episode_offsets(const data::DsrlPool& dataset) {
-  std::vector<std::int64_t> offsets{0};
-  for (const data::Episode& e : dataset.episodes) offsets.push_back(e.start + e.length);
-  return offsets;
-}
-
 // One score per episode from one value per transition row: the aggregate of the rows of each
 // episode.
 inline std::vector<double> read_transition_scores(const std::string& path, const PoolFile& pool,
@@ -125,11 +172,9 @@ inline std::vector<double> read_transition_scores(const std::string& path, const
     }
     if (value.size() != N) csv.fail_file(count_message(value.size()));
   }
-  // The rows of the dropped tail belong to no episode.
-  const std::vector<std::int64_t> offsets = episode_offsets(dataset);
-  return curation::trajectory_scores(
-      std::span<const double>(value).first(static_cast<std::size_t>(offsets.back())), offsets,
-      aggregator);
+  // The rows of the dropped tails belong to no episode.
+  return curation::trajectory_scores(data::episode_rows(dataset, value),
+                                     data::episode_offsets(dataset), aggregator);
 }
 
 }  // namespace ltt::cli

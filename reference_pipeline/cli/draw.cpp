@@ -10,6 +10,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -18,8 +19,10 @@
 #include <curation/calibration.hpp>
 #include <curation/sequential_selection.hpp>
 #include <data/atomic_output.hpp>
+#include <data/dataset_files.hpp>
 #include <data/dsrl.hpp>
 
+#include "certification_flags.hpp"
 #include "curation_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
@@ -33,7 +36,9 @@ namespace draw_subcommand {
 
 constexpr Flag draw_flags[] = {
     {"pool", FlagKind::text, "CSV with an id column (or a .npy pool: id = row)"},
-    {"dataset", FlagKind::text, "instead of --pool: a DSRL dataset, id = episode index"},
+    {"dataset", FlagKind::paths,
+     "instead of --pool: a DSRL dataset, id = episode index; or several (files, a directory of "
+     "them, a glob), id = FILE:EPISODE"},
     {"n", FlagKind::count,
      "trajectories to draw (with --sequential: default every id of the order)"},
     {"seed", FlagKind::count, "seed of the draw (certify's and curate's --seed)", "0"},
@@ -99,8 +104,13 @@ int run_draw(const Invocation& call) {
   std::optional<std::string> out;
   if (args->has("out")) {
     out = args->text("out");
-    const std::string_view input = args->has("pool") ? "pool" : "dataset";
-    NamedPaths inputs{{input, args->text(input)}};
+  }
+  certification::Inputs in;
+  if (args->has("dataset")) certification::read_dataset_names(args->texts("dataset"), in);
+  if (out) {
+    NamedPaths inputs;
+    if (args->has("pool")) inputs.emplace_back("pool", args->text("pool"));
+    for (const std::string& file : in.dataset_files) inputs.emplace_back("dataset", file);
     if (args->has("scores")) inputs.emplace_back("scores", args->text("scores"));
     check_output("out", *out, Destination::file, inputs, {});
   }
@@ -109,8 +119,9 @@ int run_draw(const Invocation& call) {
   if (args->has("pool")) {
     pool = read_pool(args->text("pool"), stratified);
   } else {
-    const data::DsrlPool dataset = data::load_dsrl_pool(args->text("dataset"));
-    pool = dataset_pool(dataset, args->text("dataset"));
+    const data::DsrlPool dataset = data::load_dsrl_pool(
+        std::vector<std::filesystem::path>(in.dataset_files.begin(), in.dataset_files.end()));
+    pool = dataset_pool(dataset, *in.dataset_file);
     if (args->has("scores"))
       pool.pool.score = read_episode_scores(args->text("scores"), pool, dataset);
   }

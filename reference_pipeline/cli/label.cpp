@@ -188,6 +188,10 @@ int run_budget(const Invocation& call, const Arguments& args) {
   read_pool_flags(args, in);
   if (in.dataset_file && !in.scores_file)
     throw BadInput("--dataset needs --scores (one per episode, e.g. `ltt score`'s scores.npy)");
+  if (in.dataset_files.size() > 1)
+    throw BadInput(cat("--dataset: ", std::to_string(in.dataset_files.size()),
+                       " files; the labeling page shows one file's episodes (label each file's "
+                       "walk apart, or `ltt draw` the ids and label them in a CSV)"));
   if (in.pool_file)
     for (const std::string_view flag : {"show", "plane", "show-cost"})
       if (args.given(flag))
@@ -275,7 +279,7 @@ int run_compare(const Invocation& call, const Arguments& args) {
   options.pairs = count;
   options.segment_length = H;
   options.seed = learning::safety_value_seeds(static_cast<std::uint64_t>(args.count("seed"))).pairs;
-  const std::vector<std::int64_t> offsets = episode_offsets(dataset);
+  const std::vector<std::int64_t> offsets = data::episode_offsets(dataset);
   const std::vector<double> costs = data::read_dsrl_costs(dataset_file);
   const curation::PreferencePairs drawn = curation::sample_preference_pairs(
       std::span<const double>(costs).first(static_cast<std::size_t>(offsets.back())), offsets,

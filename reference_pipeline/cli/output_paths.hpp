@@ -41,8 +41,9 @@ namespace ltt::cli {
 // Files a run reads or writes, each with the flag that names it (without its dashes).
 using NamedPaths = std::vector<std::pair<std::string_view, std::filesystem::path>>;
 
-// What an output is: a file, or a directory of .npy files (a DSRL selection in that store).
-enum class Destination { file, directory };
+// What an output is: a file, a directory of .npy files (a DSRL selection in that store), or a
+// directory of DSRL datasets (the selection of a dataset of several files, one per file).
+enum class Destination { file, directory, datasets };
 
 // How two paths meet: one file, or one inside the other (a directory and an entry in it).
 enum class Overlap { none, same, inside, holds };
@@ -123,7 +124,9 @@ inline void check_destination(std::string_view flag, const std::filesystem::path
     if (kind == Destination::file)
       data::check_file_destination(path);
     else
-      data::check_directory_destination(path);
+      data::check_directory_destination(path, kind == Destination::datasets
+                                                  ? data::DirectoryContents::dsrl_datasets
+                                                  : data::DirectoryContents::npy_files);
   } catch (const data::DataError& e) {
     throw BadInput(cat("--", flag, ": ", e.what()));
   }

@@ -33,6 +33,7 @@
 #include <curation/score_aggregation.hpp>
 #include <curation/trajectory_pool.hpp>
 
+#include <data/dataset_files.hpp>
 #include <data/npy.hpp>
 
 #include "bad_input.hpp"
@@ -54,17 +55,25 @@ struct PoolFile {
   std::vector<std::int64_t> line;    // CSV line of each trajectory (empty otherwise)
   std::vector<std::string> id_text;  // CSV: each trajectory's id as written (empty otherwise)
   std::unordered_map<std::string, std::int64_t> position_by_key;  // CSV: id_key -> position
+  std::vector<data::DsrlPart> parts;  // a dataset: its files (ids FILE:EPISODE for several)
 
   std::int64_t size() const { return static_cast<std::int64_t>(pool.id.size()); }
   bool npy() const { return source == PoolSource::npy; }
 
-  // "pool.csv:17", "scores.npy, row 17" or "CarCircle.hdf5, episode 17", for messages about
-  // one trajectory.
+  // Read from a dataset of several files: ids name the file and the episode.
+  bool several_files() const { return parts.size() > 1; }
+
+  // "pool.csv:17", "scores.npy, row 17", "CarCircle.hdf5, episode 17" or (several files)
+  // "data/part-2.hdf5, episode 17", for messages about one trajectory.
   std::string where(std::int64_t position) const {
     switch (source) {
       case PoolSource::npy:
         return cat(name, ", row ", std::to_string(position));
       case PoolSource::dataset:
+        if (several_files()) {
+          const data::DsrlPart& part = data::part_of_episode(parts, position);
+          return cat(part.file, ", episode ", std::to_string(position - part.first_episode));
+        }
         return cat(name, ", episode ", std::to_string(position));
       case PoolSource::csv:
         break;
@@ -73,14 +82,16 @@ struct PoolFile {
   }
 
   // The id of the trajectory at `position` as the user wrote it (a row or episode index for
-  // .npy and dataset pools).
+  // .npy and dataset pools, FILE:EPISODE for a dataset of several files).
   std::string id_of(std::int64_t position) const {
     const auto p = static_cast<std::size_t>(position);
+    if (several_files()) return data::episode_id(parts, position);
     return source == PoolSource::csv ? id_text[p] : std::to_string(pool.id[p]);
   }
 
   // True when every id reads as an integer (JSON output then writes ids as numbers).
   bool integer_ids() const {
+    if (several_files()) return false;
     return source != PoolSource::csv ||
            std::all_of(id_text.begin(), id_text.end(),
                        [](const std::string& id) { return integer_id(id).has_value(); });
@@ -89,6 +100,9 @@ struct PoolFile {
   // "id 7 is not in the pool pool.csv", or for a dataset "id 400 is not an episode of
   // CarCircle.hdf5 (400 episodes, 0 to 399)".
   std::string not_in(std::string_view id) const {
+    if (several_files())
+      return cat("id ", id, " is not an episode of ", name, " (ids FILE:EPISODE, FILE one of ",
+                 parts.front().name, " to ", parts.back().name, ")");
     if (source == PoolSource::dataset)
       return cat("id ", id, " is not an episode of ", name, " (", std::to_string(size()),
                  " episodes, 0 to ", std::to_string(size() - 1), ")");
@@ -102,6 +116,7 @@ struct PoolFile {
       if (it == position_by_key.end()) return std::nullopt;
       return it->second;
     }
+    if (several_files()) return data::find_episode(parts, id);
     // .npy rows and episodes: the id is the index (episode_pool numbers episodes from 0).
     const std::optional<std::int64_t> index = integer_id(id);
     if (!index || *index < 0 || *index >= size() ||

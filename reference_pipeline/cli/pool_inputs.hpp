@@ -6,11 +6,14 @@
 //   read_inputs              the pool (or the dataset's episodes) with one score per
 //                            trajectory, and for the fixed-n walk its calibration labels
 
+#include <filesystem>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <curation/calibration.hpp>
 
+#include <data/dataset_files.hpp>
 #include <data/dsrl.hpp>
 
 #include "arguments.hpp"
@@ -34,8 +37,7 @@ inline void read_pool_flags(const Arguments& args, Inputs& in) {
     in.pool_file = args.text("pool");
     in.pool_npy = in.pool_file->ends_with(".npy");
   } else {
-    in.dataset_file = args.text("dataset");
-    in.dataset_store = data::store_for(*in.dataset_file);
+    read_dataset_names(args.texts("dataset"), in);
   }
   if (args.has("scores")) {
     if (!in.dataset_file)
@@ -78,7 +80,8 @@ inline PoolInputs read_inputs(const Inputs& in, bool sequential) {
     pool = read_pool(*in.pool_file, !in.state_values);
     if (in.state_values) pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
   } else {
-    r.dataset = data::load_dsrl_pool(*in.dataset_file);
+    std::vector<std::filesystem::path> files(in.dataset_files.begin(), in.dataset_files.end());
+    r.dataset = data::load_dsrl_pool(files);
     pool = dataset_pool(*r.dataset, *in.dataset_file);
     pool.pool.score =
         in.scores_file ? read_episode_scores(*in.scores_file, pool, *r.dataset)

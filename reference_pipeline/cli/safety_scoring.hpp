@@ -75,8 +75,8 @@ struct ScoringInputs {
 
 inline ScoringInputs read_scoring_inputs(const ScoreSettings& s) {
   ScoringInputs in;
-  in.dataset = data::load_dsrl_pool(s.dataset);
-  in.offsets = episode_offsets(in.dataset);
+  in.dataset = data::load_dsrl_pool(s.dataset.files);
+  in.offsets = data::episode_offsets(in.dataset);
   const std::string& name = in.dataset.file;
   if (s.reuse_model) {
     std::vector<learning::MlpWeights> members = learning::load_models(*s.model);
@@ -115,11 +115,14 @@ inline ScoringInputs read_scoring_inputs(const ScoreSettings& s) {
       throw BadInput(cat(name, ": only ", std::to_string(source.eligible),
                          " episode has at least --segment ", std::to_string(H),
                          " rows; the pair sampler needs two (a safer and a costlier parent)"));
-    const std::vector<double> costs = data::read_dsrl_costs(s.dataset);
+    // Drawn on the episodes' rows (each file's dropped tail left out), then numbered as the
+    // dataset's rows, where the observations are.
+    const std::vector<double> costs =
+        data::episode_rows(in.dataset, data::read_dsrl_costs(in.dataset));
     curation::PreferencePairs drawn;
-    source.pairs = learning::synthesized_pairs(
-        std::span<const double>(costs).first(static_cast<std::size_t>(in.offsets.back())),
-        in.offsets, s.pairs, &drawn);
+    source.pairs = learning::synthesized_pairs(costs, in.offsets, s.pairs, &drawn);
+    data::to_pool_rows(in.dataset, source.pairs.preferred);
+    data::to_pool_rows(in.dataset, source.pairs.rejected);
     const auto found = static_cast<std::int64_t>(drawn.pairs.size());
     if (found < s.pairs.pairs)
       throw BadInput(cat(name, ": the sampler found ", std::to_string(found), " of --pairs ",
@@ -212,7 +215,7 @@ inline ScoringResult compute_scores(const ScoreSettings& s, const ScoringInputs&
     // Training reads the segments' rows anywhere in the file, so the table is read whole here
     // (the pairs bound the training, not the file); it is dropped before the scoring streams.
     auto t = clock::now();
-    const data::Array observations = data::read_dsrl_float32(s.dataset, "observations");
+    const data::Array observations = data::read_dsrl_float32(in.dataset, "observations");
     r.read_seconds = seconds_since(t);
     t = clock::now();
     r.trained =
@@ -221,9 +224,9 @@ inline ScoringResult compute_scores(const ScoreSettings& s, const ScoringInputs&
     r.ensemble = r.trained->ensemble;
     r.train_seconds = seconds_since(t);
   }
-  StreamedScoring streaming{s.dataset, s.out,     s.memory,     s.state_values,
-                            s.threads, s.backend, s.aggregator, s.value.value.progress};
-  StreamedScores streamed = stream_scores(streaming, in.dataset, in.offsets, r.ensemble);
+  StreamedScoring streaming{s.out,     s.memory,     s.state_values,        s.threads,
+                            s.backend, s.aggregator, s.value.value.progress};
+  StreamedScores streamed = stream_scores(streaming, in.dataset, r.ensemble);
   r.state_values = std::move(streamed.state_values);
   r.scores = std::move(streamed.scores);
   r.block_rows = streamed.block_rows;
@@ -336,13 +339,14 @@ inline void write_scoring_fields(JsonWriter& json, const ScoreSettings& s, const
   const data::DsrlPool& ds = in.dataset;
   json.key("dataset")
       .begin_object()
-      .field("file", s.dataset.string())
+      .field("file", s.dataset.shown)
       .field("store", ds.store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory")
       .field("episodes", ds.size())
       .field("transitions", ds.transitions)
       .field("dropped_tail", ds.dropped_tail)
-      .field("observation_dim", ds.observation_dim)
-      .end_object();
+      .field("observation_dim", ds.observation_dim);
+  write_dataset_parts_json(json, ds);
+  json.end_object();
   json.field("trained", r.trained.has_value());
   json.field("model", s.model ? std::optional(s.model->string()) : std::nullopt);
   json.field("seed", static_cast<std::int64_t>(s.seed));
@@ -395,11 +399,10 @@ inline std::string scoring_json_text(const ScoreSettings& s, const ScoringInputs
 inline void write_scoring_summary(std::ostream& out, const ScoreSettings& s,
                                   const ScoringInputs& in, const ScoringResult& r) {
   const data::DsrlPool& ds = in.dataset;
-  out << "dataset " << s.dataset.string() << ": " << ds.size() << " episodes in " << ds.transitions
-      << " rows, observations of " << ds.observation_dim << " values";
-  if (ds.dropped_tail > 0)
-    out << " (the last " << ds.dropped_tail << " rows, a truncated episode, are in none)";
-  out << "\n";
+  out << "dataset " << s.dataset.shown << ": "
+      << (ds.several_files() ? cat(std::to_string(ds.parts.size()), " files, ") : "") << ds.size()
+      << " episodes in " << ds.transitions << " rows, observations of " << ds.observation_dim
+      << " values" << dropped_tail_text(ds) << "\n";
   if (const auto& v = r.trained) {
     out << "pairs: " << in.pairs->pairs.preferred.size()
         << (s.pairs_file ? cat(" from ", s.pairs_file->string())
@@ -454,7 +457,8 @@ inline std::vector<OutputFile> scoring_files(const ScoringResult& r, std::string
 // The inputs of the scoring stage, for check_output_directory: a --model that does not exist
 // yet is an output (`ltt score` saves the model there).
 inline NamedPaths scoring_input_files(const ScoreSettings& s) {
-  NamedPaths inputs = {{"dataset", s.dataset}};
+  NamedPaths inputs;
+  for (const std::filesystem::path& file : s.dataset.files) inputs.emplace_back("dataset", file);
   if (s.pairs_file) inputs.emplace_back("pairs-file", *s.pairs_file);
   if (s.model && s.reuse_model) inputs.emplace_back("model", *s.model);
   return inputs;

@@ -23,6 +23,7 @@
 #include "arguments.hpp"
 #include "bad_input.hpp"
 #include "curation_flags.hpp"
+#include "dataset_file.hpp"
 #include "format.hpp"
 #include "streamed_scoring.hpp"
 
@@ -62,7 +63,12 @@ inline const std::vector<Flag>& scoring_flags() {
                            seed = std::to_string(v.value.seed),
                            threads = std::to_string(v.value.threads);
   static const std::vector<Flag> flags = {
-      {"dataset", FlagKind::text, "the DSRL dataset (.hdf5/.h5, or a directory of .npy)", {}, true},
+      {"dataset",
+       FlagKind::paths,
+       "the DSRL dataset (.hdf5/.h5, or a directory of .npy); or several (files, a directory "
+       "of them, a glob), their episodes one file after another",
+       {},
+       true},
       {"out",
        FlagKind::text,
        "directory for the outputs, written only after all compute",
@@ -141,7 +147,8 @@ struct PurityRequest {
 };
 
 struct ScoreSettings {
-  std::filesystem::path dataset, out;
+  DatasetNames dataset;  // --dataset: one file or several
+  std::filesystem::path out;
   curation::PreferencePairOptions pairs{};
   learning::SafetyValueOptions value{};
   std::uint64_t seed = 0;
@@ -158,7 +165,7 @@ struct ScoreSettings {
 
 inline ScoreSettings read_score_settings(const Arguments& args) {
   ScoreSettings s;
-  s.dataset = args.text("dataset");
+  s.dataset = dataset_names(args.texts("dataset"));
   s.out = args.text("out");
   const auto at_least_one = [&](std::string_view flag) {
     const std::int64_t v = args.count(flag);

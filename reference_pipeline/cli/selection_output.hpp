@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <data/atomic_output.hpp>
+#include <data/dataset_files.hpp>
 #include <data/dsrl.hpp>
 #include <data/npy.hpp>
 
@@ -77,7 +78,7 @@ inline void write_selection(const std::string& file, const Inputs& in, const Poo
                             const data::DsrlPool* dataset, const GateResult& gate) {
   switch (in.selection_format) {
     case SelectionFormat::dsrl_dataset:
-      data::write_dsrl_selection(*in.dataset_file, file, gate.written);
+      data::write_dsrl_selection(*dataset, file, gate.written);
       break;
     case SelectionFormat::npy_indices:
       data::write_npy(file, data::selection_indices(*dataset, gate.written));

@@ -10,7 +10,9 @@
 // The same bytes as one evaluation of the whole table, whatever the budget and thread count:
 // every block but the last is a multiple of learning::state_values_chunk rows, so state_values
 // makes the same forward calls on the same rows, and TrajectoryScoreStream repeats
-// trajectory_scores' operations in its order.
+// trajectory_scores' operations in its order. A dataset of several files is streamed one file
+// after another, each from its own row 0: its scores and values are those of each file scored
+// alone, put end to end (and ltt.dask's, which reads the files the same way).
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -202,7 +204,7 @@ struct StreamedScores {
 };
 
 struct StreamedScoring {
-  std::filesystem::path dataset, out;
+  std::filesystem::path out;
   std::int64_t memory = default_scoring_memory;
   bool state_values = true;  // stage state_values.npy
   std::int64_t threads = 1;
@@ -212,14 +214,12 @@ struct StreamedScoring {
 };
 
 inline StreamedScores stream_scores(const StreamedScoring& s, const data::DsrlPool& dataset,
-                                    const std::vector<std::int64_t>& offsets,
                                     const learning::ValueEnsemble& ensemble) {
   using clock = std::chrono::steady_clock;
   const std::int64_t d = dataset.observation_dim, rows = dataset.transitions;
   StreamedScores r;
   r.bytes_per_row = scoring_bytes_per_row(d, static_cast<std::int64_t>(ensemble.members.size()));
   r.block_rows = scoring_block_rows(s.memory, r.bytes_per_row);
-  curation::TrajectoryScoreStream stream(offsets, s.aggregator);
   if (s.state_values) {
     r.state_values = std::make_unique<StagedFile>(s.out, "state_values.npy");
     const std::string header = data::npy_header(data::DType::float32, {rows});
@@ -228,27 +228,38 @@ inline StreamedScores stream_scores(const StreamedScoring& s, const data::DsrlPo
   ScoringProgress progress(s.progress, rows);
   std::vector<float> as_float;
   const auto started = clock::now();
-  data::for_each_dsrl_float32_block(
-      s.dataset, "observations", r.block_rows,
-      [&](std::int64_t first, std::span<const float> block) {
-        const auto t = clock::now();
-        const learning::StateValues v =
-            learning::state_values(ensemble, block, d, *s.backend, s.threads);
-        stream.add(v.mean);
-        if (r.state_values) {
-          as_float.assign(v.mean.begin(), v.mean.end());
-          r.state_values->write(as_float.data(), as_float.size() * sizeof(float));
-        }
-        r.score_seconds += std::chrono::duration<double>(clock::now() - t).count();
-        ++r.blocks;
-        progress.done(first + v.rows);
-      });
+  r.scores.reserve(dataset.episodes.size());
+  for (const data::DsrlPart& part : dataset.parts) {
+    // The file's episodes on its own rows.
+    std::vector<std::int64_t> offsets{0};
+    for (std::int64_t e = 0; e < part.episodes; ++e)
+      offsets.push_back(offsets.back() +
+                        dataset.episodes[static_cast<std::size_t>(part.first_episode + e)].length);
+    curation::TrajectoryScoreStream stream(std::move(offsets), s.aggregator);
+    data::for_each_dsrl_float32_block(
+        part.file, "observations", r.block_rows,
+        [&](std::int64_t first, std::span<const float> block) {
+          const auto t = clock::now();
+          const learning::StateValues v =
+              learning::state_values(ensemble, block, d, *s.backend, s.threads);
+          stream.add(v.mean);
+          if (r.state_values) {
+            as_float.assign(v.mean.begin(), v.mean.end());
+            r.state_values->write(as_float.data(), as_float.size() * sizeof(float));
+          }
+          r.score_seconds += std::chrono::duration<double>(clock::now() - t).count();
+          ++r.blocks;
+          progress.done(part.first_row + first + v.rows);
+        });
+    if (stream.rows() != part.rows)
+      throw BadInput(cat(part.file, ": observations changed while being scored (",
+                         std::to_string(stream.rows()), " rows of ", std::to_string(part.rows),
+                         ")"));
+    const std::vector<double>& scores = stream.scores();
+    r.scores.insert(r.scores.end(), scores.begin(), scores.end());
+  }
   r.read_seconds = std::chrono::duration<double>(clock::now() - started).count() - r.score_seconds;
-  if (stream.rows() != rows)
-    throw BadInput(cat(dataset.file, ": observations changed while being scored (",
-                       std::to_string(stream.rows()), " rows of ", std::to_string(rows), ")"));
   if (r.state_values) r.state_values->close();
-  r.scores = stream.scores();
   return r;
 }
 

@@ -158,26 +158,28 @@ DsrlPool load_dsrl_pool(std::span<const fs::path> files) {
   return all;
 }
 
-const DsrlPart& part_of_episode(const DsrlPool& pool, std::int64_t e) {
-  if (e < 0 || e >= pool.size() || pool.parts.empty())
+const DsrlPart& part_of_episode(std::span<const DsrlPart> parts, std::int64_t e) {
+  const std::int64_t episodes =
+      parts.empty() ? 0 : parts.back().first_episode + parts.back().episodes;
+  if (e < 0 || e >= episodes)
     throw DataError(cat("part_of_episode: episode ", std::to_string(e), " is outside [0, ",
-                        std::to_string(pool.size()), ")"));
+                        std::to_string(episodes), ")"));
   const auto it =
-      std::upper_bound(pool.parts.begin(), pool.parts.end(), e,
+      std::upper_bound(parts.begin(), parts.end(), e,
                        [](std::int64_t x, const DsrlPart& p) { return x < p.first_episode; });
   return *std::prev(it);
 }
 
-std::string episode_id(const DsrlPool& pool, std::int64_t e) {
-  if (!pool.several_files()) return std::to_string(e);
-  const DsrlPart& part = part_of_episode(pool, e);
+std::string episode_id(std::span<const DsrlPart> parts, std::int64_t e) {
+  const DsrlPart& part = part_of_episode(parts, e);
+  if (parts.size() == 1) return std::to_string(e);
   return cat(part.name, ":", std::to_string(e - part.first_episode));
 }
 
-std::optional<std::int64_t> find_episode(const DsrlPool& pool, std::string_view id) {
-  if (!pool.several_files()) {
+std::optional<std::int64_t> find_episode(std::span<const DsrlPart> parts, std::string_view id) {
+  if (parts.size() == 1) {
     const std::optional<std::int64_t> e = integer_of(id);
-    if (!e || *e < 0 || *e >= pool.size()) return std::nullopt;
+    if (!e || *e < 0 || *e >= parts.front().episodes) return std::nullopt;
     return e;
   }
   const std::size_t colon = id.rfind(':');
@@ -185,7 +187,7 @@ std::optional<std::int64_t> find_episode(const DsrlPool& pool, std::string_view 
   const std::string_view name = id.substr(0, colon);
   const std::optional<std::int64_t> local = integer_of(id.substr(colon + 1));
   if (!local) return std::nullopt;
-  for (const DsrlPart& part : pool.parts)
+  for (const DsrlPart& part : parts)
     if (part.name == name) {
       if (*local < 0 || *local >= part.episodes) return std::nullopt;
       return part.first_episode + *local;

@@ -44,15 +44,26 @@ std::vector<std::filesystem::path> dataset_paths(std::span<const std::string> na
 // list. One file gives exactly load_dsrl_pool(path).
 DsrlPool load_dsrl_pool(std::span<const std::filesystem::path> files);
 
-// The part (file) holding episode `e` of the pool.
-const DsrlPart& part_of_episode(const DsrlPool& pool, std::int64_t e);
+// The part (file) holding episode `e` of the pool whose parts are `parts`.
+const DsrlPart& part_of_episode(std::span<const DsrlPart> parts, std::int64_t e);
 
 // The id of episode `e`: "17" for a pool of one file, "NAME:17" for several.
-std::string episode_id(const DsrlPool& pool, std::int64_t e);
+std::string episode_id(std::span<const DsrlPart> parts, std::int64_t e);
 
 // The position of the episode an id names (as episode_id writes it; for one file any integer
 // spelling: "7", "007", "+7"), or nullopt.
-std::optional<std::int64_t> find_episode(const DsrlPool& pool, std::string_view id);
+std::optional<std::int64_t> find_episode(std::span<const DsrlPart> parts, std::string_view id);
+
+// The same on a pool's parts.
+inline const DsrlPart& part_of_episode(const DsrlPool& pool, std::int64_t e) {
+  return part_of_episode(pool.parts, e);
+}
+inline std::string episode_id(const DsrlPool& pool, std::int64_t e) {
+  return episode_id(pool.parts, e);
+}
+inline std::optional<std::int64_t> find_episode(const DsrlPool& pool, std::string_view id) {
+  return find_episode(pool.parts, id);
+}
 
 // Episode i owns rows [offsets[i], offsets[i + 1]) of the episodes' rows put end to end (the
 // rows of the dataset without each file's dropped tail; for one file its first rows).
