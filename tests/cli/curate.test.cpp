@@ -38,13 +38,7 @@ fs::path dir() {
 }
 
 fs::path curate_example(const std::string& name, const std::string& flags) {
-  const fs::path path = dir() / name;
-  if (!fs::exists(path)) {
-    const Result r =
-        shell(cat("'", LTT_PYTHON3, "' '", LTT_CURATE_EXAMPLE, "' '", path.string(), "' ", flags));
-    if (r.code != 0) throw std::runtime_error("make_curate_example.py failed: " + r.err);
-  }
-  return path;
+  return curate_example_at(dir() / name, flags);
 }
 
 fs::path curate_dataset() {

@@ -144,4 +144,19 @@ inline std::string q(const std::filesystem::path& p) {
   return ltt::data::cat("'", p.string(), "'");
 }
 
+#ifdef LTT_CURATE_EXAMPLE
+// docs/make_curate_example.py's dataset written at `path` with `flags`, once: a path that
+// exists is kept (the scratch directory lives as long as the test process).
+inline std::filesystem::path curate_example_at(const std::filesystem::path& path,
+                                               const std::string& flags) {
+  if (!std::filesystem::exists(path)) {
+    std::filesystem::create_directories(path.parent_path());
+    const Result r = shell(ltt::data::cat("'", LTT_PYTHON3, "' '", LTT_CURATE_EXAMPLE, "' '",
+                                          path.string(), "' ", flags));
+    if (r.code != 0) throw std::runtime_error("make_curate_example.py failed: " + r.err);
+  }
+  return path;
+}
+#endif
+
 }  // namespace ltt_cli_test

@@ -34,14 +34,7 @@ const std::string tiny = net + " --epochs 5 --pairs 100";
 
 // Writes a dataset with make_curate_example.py into the scratch directory once per name.
 fs::path example(const std::string& name, const std::string& flags = "") {
-  const fs::path path = scratch_dir() / "score" / name;
-  if (!fs::exists(path)) {
-    fs::create_directories(path.parent_path());
-    const Result r = shell(std::string("'") + LTT_PYTHON3 + "' '" + LTT_CURATE_EXAMPLE + "' '" +
-                           path.string() + "' " + flags);
-    if (r.code != 0) throw std::runtime_error("make_curate_example.py failed: " + r.err);
-  }
-  return path;
+  return curate_example_at(scratch_dir() / "score" / name, flags);
 }
 
 // The dataset in the store this build reads.

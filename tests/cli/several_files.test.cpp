@@ -34,17 +34,23 @@ fs::path dir() { return scratch_dir() / "several"; }
 
 // make_curate_example.py's dataset at `name` in dir() (once).
 fs::path generated(const std::string& name, const std::string& flags) {
-  const fs::path path = dir() / name;
-  if (!fs::exists(path)) {
-    fs::create_directories(path.parent_path());
-    const Result r = shell(std::string("'") + LTT_PYTHON3 + "' '" + LTT_CURATE_EXAMPLE + "' '" +
-                           path.string() + "' " + flags);
-    if (r.code != 0) throw std::runtime_error("make_curate_example.py failed: " + r.err);
-  }
-  return path;
+  return curate_example_at(dir() / name, flags);
 }
 
 std::string ext() { return with_hdf5 ? ".hdf5" : ""; }
+
+// Appends the rows of `one` to `all`, key by key (the first call copies).
+void append(ltt::data::DsrlDataset& all, const ltt::data::DsrlDataset& one) {
+  for (const std::string_view key : ltt::data::dsrl_keys) {
+    ltt::data::Array& a = all[key];
+    if (a.shape.empty()) {
+      a = one[key];
+    } else {
+      a.bytes.insert(a.bytes.end(), one[key].bytes.begin(), one[key].bytes.end());
+      a.shape[0] += one[key].shape[0];
+    }
+  }
+}
 
 // Three files in parts/ (the second always a directory of .npy files), no dropped tail but the
 // last file's: put end to end they are one file, whole.hdf5 (or whole/).
@@ -62,18 +68,7 @@ const Parts& parts() {
     r.whole = dir() / cat("whole", ext());
     if (!fs::exists(r.whole)) {
       ltt::data::DsrlDataset all;
-      for (const fs::path& f : r.files) {
-        const ltt::data::DsrlDataset one = ltt::data::read_dsrl(f);
-        for (const std::string_view key : ltt::data::dsrl_keys) {
-          ltt::data::Array& a = all[key];
-          if (a.shape.empty()) {
-            a = one[key];
-          } else {
-            a.bytes.insert(a.bytes.end(), one[key].bytes.begin(), one[key].bytes.end());
-            a.shape[0] += one[key].shape[0];
-          }
-        }
-      }
+      for (const fs::path& f : r.files) append(all, ltt::data::read_dsrl(f));
       ltt::data::write_dsrl(r.whole, all);
     }
     return r;
@@ -119,16 +114,7 @@ ltt::data::DsrlDataset concatenated_selection(const fs::path& selection) {
   for (const fs::path& f : parts().files) {
     const fs::path written = selection / f.filename();
     if (!fs::exists(written)) continue;
-    const ltt::data::DsrlDataset one = ltt::data::read_dsrl(written);
-    for (const std::string_view key : ltt::data::dsrl_keys) {
-      ltt::data::Array& a = all[key];
-      if (a.shape.empty()) {
-        a = one[key];
-      } else {
-        a.bytes.insert(a.bytes.end(), one[key].bytes.begin(), one[key].bytes.end());
-        a.shape[0] += one[key].shape[0];
-      }
-    }
+    append(all, ltt::data::read_dsrl(written));
   }
   return all;
 }
