@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +40,7 @@ constexpr Flag every_kind_flags[] = {
     {"json", FlagKind::boolean, "a switch"},
     {"out", FlagKind::text, "a file name"},
     {"grid", FlagKind::text, "a list of quantiles", "0.85,0.8,0.75"},
+    {"dataset", FlagKind::paths, "one or more file names"},
 };
 constexpr Command every_kind{"every-kind", "Flags of every kind.", every_kind_flags};
 
@@ -91,6 +93,13 @@ void read_back(const Command& command, const Arguments& args) {
         break;
       case FlagKind::text:
         if (has) static_cast<void>(args.text(f.name));
+        break;
+      case FlagKind::paths:
+        if (has) {
+          check(!args.texts(f.name).empty(), "a paths flag with a value has one at least");
+          for (const std::string& name : args.texts(f.name))
+            check(!name.empty(), "a path is never empty");
+        }
         break;
     }
   }

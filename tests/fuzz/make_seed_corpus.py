@@ -52,6 +52,8 @@ FLAGS = {
     "every_kind.txt": "--N 100 --draws=1048576 --n-max 5 --alpha 0.25 --target 1 --json "
                       "--out o.csv --grid 0.85,0.8\n",
     "every_kind_nul.txt": "--N\0 9007199254740992\0--out\0a file with spaces\0--target\0-0\0",
+    "every_kind_paths.txt": "--N 3 --dataset a.hdf5 'logs/*.hdf5' -x --json --dataset=--b c\n",
+    "score_several.txt": "score --dataset a.hdf5 b c.h5 --out o --memory 64M\n",
 }
 
 CONFIGS = {
