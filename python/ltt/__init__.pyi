@@ -244,7 +244,9 @@ class SequentialCertifier:
 # --- DSRL datasets (reference_pipeline/data/) ----------------------------------------------
 
 def load_dsrl(path: _Path) -> dict[str, npt.NDArray[Any]]: ...
-def write_dsrl_selection(src: _Path, dst: _Path, episodes: npt.ArrayLike) -> None: ...
+def write_dsrl_selection(
+    src: _Path | Sequence[_Path], dst: _Path, episodes: npt.ArrayLike
+) -> None: ...
 
 # --- the safety value (reference_pipeline/learning/) ---------------------------------------
 

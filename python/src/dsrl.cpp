@@ -4,6 +4,7 @@
 // data::DataError is a std::invalid_argument, so a missing file or key arrives as ValueError
 // with the message naming the file and key.
 
+#include <data/dataset_files.hpp>
 #include <data/dsrl.hpp>
 
 #include <pybind11/numpy.h>
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -97,19 +99,35 @@ void bind_dsrl(py::module_& m) {
 
   m.def(
       "write_dsrl_selection",
-      [](const std::filesystem::path& src, const std::filesystem::path& dst, py::handle episodes) {
+      [](py::handle src, const std::filesystem::path& dst, py::handle episodes) {
         const std::vector<std::int64_t> e =
             count_vector(episodes, "write_dsrl_selection", "episodes");
+        const py::module_ os = py::module_::import("os");
+        if (py::isinstance<py::str>(src) || py::hasattr(src, "__fspath__")) {
+          const auto path = py::cast<std::filesystem::path>(os.attr("fspath")(src));
+          py::gil_scoped_release release;
+          data::write_dsrl_selection(path, dst, e);
+          return;
+        }
+        // Several files (names, directories of datasets, glob patterns), as `--dataset` takes.
+        std::vector<std::string> named;
+        for (const py::handle item : src)
+          named.push_back(py::cast<std::string>(os.attr("fspath")(item)));
         py::gil_scoped_release release;
-        data::write_dsrl_selection(src, dst, e);
+        const data::DsrlPool pool = data::load_dsrl_pool(data::dataset_paths(named));
+        data::write_dsrl_selection(pool, dst, e);
       },
       py::arg("src"), py::arg("dst"), py::arg("episodes"),
       "write_dsrl_selection(src, dst, episodes)\n\n"
       "Writes the episodes of the DSRL dataset at src with the given indices (positions among "
       "its episodes, in the order given; a repeated index repeats its rows) to dst, in the "
       "same store (dst ends in .hdf5/.h5 exactly when src does), every key with the file's "
-      "own element types, atomically. Raises ValueError on an empty selection or an index "
-      "outside [0, episodes).");
+      "own element types, atomically. src may also be a list of files (or directories of "
+      "datasets, or glob patterns), read as one dataset as `ltt certify --dataset` reads "
+      "several: the indices are positions among all their episodes, file after file, and dst "
+      "is a directory holding each file's selection under its name, in its store (files "
+      "without a selected episode are left out). Raises ValueError on an empty selection, an "
+      "index outside [0, episodes), or files that are not one dataset.");
 }
 
 }  // namespace ltt::python

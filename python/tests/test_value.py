@@ -299,6 +299,36 @@ def test_write_dsrl_selection_npy_directory(tmp_path, dataset):
                                       dataset[key][offsets[1]:offsets[3]], err_msg=key)
 
 
+def test_write_dsrl_selection_of_several_files(tmp_path, dataset):
+    # The dataset cut into two files at an episode end (the second a .npy directory), read as
+    # one: indices count file after file, and each file's episodes land in its own selection.
+    offsets = dsrl_offsets(dataset["terminals"], dataset["timeouts"])
+    cut = offsets[25]
+    first = {k: v[:cut] for k, v in dataset.items()}
+    second = {k: v[cut:] for k, v in dataset.items()}
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write_hdf5(logs / "a.hdf5", first)
+    write_npy_directory(logs / "b", second)
+    chosen = [30, 2, 26, 2]  # b's 5 and 1, a's 2 twice
+    ltt.write_dsrl_selection([logs / "a.hdf5", str(logs / "b")], tmp_path / "sel", chosen)
+    ltt.write_dsrl_selection([logs], tmp_path / "by_dir", chosen)  # the directory: a, then b
+    for out in (tmp_path / "sel", tmp_path / "by_dir"):
+        assert sorted(p.name for p in out.iterdir()) == ["a.hdf5", "b"]
+        with h5py.File(out / "a.hdf5", "r") as g:
+            rows = np.concatenate([np.arange(offsets[2], offsets[3])] * 2)
+            for key in KEYS:
+                np.testing.assert_array_equal(g[key][()], dataset[key][rows], err_msg=key)
+        rows = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in (30, 26)])
+        for key in KEYS:
+            np.testing.assert_array_equal(np.load(out / "b" / f"{key}.npy"), dataset[key][rows],
+                                          err_msg=key)
+    with pytest.raises(ValueError, match="twice"):
+        ltt.write_dsrl_selection([logs, logs / "b"], tmp_path / "twice", [0])
+    with pytest.raises(ValueError, match="outside"):
+        ltt.write_dsrl_selection([logs], tmp_path / "outside", [40])
+
+
 # ---- errors --------------------------------------------------------------------------------
 
 def test_errors_name_the_problem(tmp_path, trained, dataset):
