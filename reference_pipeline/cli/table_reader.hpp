@@ -253,18 +253,8 @@ inline std::string csv_field(std::string_view text) {
   return out;
 }
 
-// `text` as a signed 64-bit integer ("17", "+17", "-3", "007"); nullopt when it is not one
-// ("42.0" and "4.2e1" are not), and *out_of_range set when it is an integer too large.
-inline std::optional<std::int64_t> parse_integer(std::string_view text,
-                                                 bool* out_of_range = nullptr) {
-  std::string_view body = text;
-  if (body.size() > 1 && body.front() == '+' && body[1] != '-') body.remove_prefix(1);
-  std::int64_t x = 0;
-  const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), x);
-  if (out_of_range) *out_of_range = ec == std::errc::result_out_of_range;
-  if (ec != std::errc{} || end != body.data() + body.size()) return std::nullopt;
-  return x;
-}
+// `text` as a signed 64-bit integer (data/text.hpp: "17", "+17", "-3", "007").
+using data::parse_integer;
 
 // A signed 64-bit integer field (a length, an episode index); "42.0" or "4.2e1" are refused.
 inline std::int64_t integer_field(const CsvFile& csv, const CsvRecord& row, std::size_t column,

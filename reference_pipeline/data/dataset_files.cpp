@@ -3,11 +3,11 @@
 #include <glob.h>
 
 #include <algorithm>
-#include <charconv>
 #include <iterator>
 #include <system_error>
 
 #include "atomic_output.hpp"
+#include "dsrl_store.hpp"
 #include "error.hpp"
 
 namespace ltt::data {
@@ -57,15 +57,6 @@ std::vector<fs::path> glob_matches(const std::string& pattern) {
     throw DataError(cat(in_quotes(pattern), ": the pattern matches no file"));
   if (rc != 0) throw DataError(cat(in_quotes(pattern), ": the pattern cannot be read"));
   return found;  // glob(3) sorts them
-}
-
-// "17" (or "+17", "007") as an integer; nullopt otherwise.
-std::optional<std::int64_t> integer_of(std::string_view text) {
-  if (text.size() > 1 && text.front() == '+' && text[1] != '-') text.remove_prefix(1);
-  std::int64_t x = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return x;
 }
 
 // The deepest directory holding every path (absolute and lexically normal).
@@ -178,14 +169,14 @@ std::string episode_id(std::span<const DsrlPart> parts, std::int64_t e) {
 
 std::optional<std::int64_t> find_episode(std::span<const DsrlPart> parts, std::string_view id) {
   if (parts.size() == 1) {
-    const std::optional<std::int64_t> e = integer_of(id);
+    const std::optional<std::int64_t> e = parse_integer(id);
     if (!e || *e < 0 || *e >= parts.front().episodes) return std::nullopt;
     return e;
   }
   const std::size_t colon = id.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;
   const std::string_view name = id.substr(0, colon);
-  const std::optional<std::int64_t> local = integer_of(id.substr(colon + 1));
+  const std::optional<std::int64_t> local = parse_integer(id.substr(colon + 1));
   if (!local) return std::nullopt;
   for (const DsrlPart& part : parts)
     if (part.name == name) {
@@ -234,6 +225,7 @@ void to_pool_rows(const DsrlPool& pool, std::span<std::int64_t> rows) {
 }
 
 std::vector<double> read_dsrl_costs(const DsrlPool& pool) {
+  if (!pool.several_files()) return read_dsrl_costs(pool.parts.front().file);
   std::vector<double> costs;
   costs.reserve(static_cast<std::size_t>(pool.transitions));
   for (const DsrlPart& part : pool.parts) {
@@ -270,12 +262,7 @@ Array read_dsrl_float32(const DsrlPool& pool, std::string_view key) {
 
 std::vector<std::int64_t> write_dsrl_selection(const DsrlPool& pool, const fs::path& out,
                                                std::span<const std::int64_t> episode_indices) {
-  for (std::size_t i = 0; i < episode_indices.size(); ++i)
-    if (episode_indices[i] < 0 || episode_indices[i] >= pool.size())
-      throw DataError(cat("write_dsrl_selection: episode index ",
-                          std::to_string(episode_indices[i]), " (position ", std::to_string(i),
-                          " of the selection) is outside [0, ", std::to_string(pool.size()),
-                          "): ", pool.file, " holds ", std::to_string(pool.size()), " episodes"));
+  detail::check_indices(pool, episode_indices, "write_dsrl_selection");
   if (!pool.several_files()) {
     write_dsrl_selection(pool.parts.front().file, out, episode_indices);
     return {static_cast<std::int64_t>(episode_indices.size())};

@@ -202,16 +202,6 @@ std::vector<detail::RowRange> row_ranges(const DsrlPool& pool,
   return ranges;
 }
 
-void check_indices(const DsrlPool& pool, std::span<const std::int64_t> indices,
-                   std::string_view function) {
-  for (std::size_t i = 0; i < indices.size(); ++i)
-    if (indices[i] < 0 || indices[i] >= pool.size())
-      throw DataError(cat(function, ": episode index ", std::to_string(indices[i]), " (position ",
-                          std::to_string(i), " of the selection) is outside [0, ",
-                          std::to_string(pool.size()), "): ", in_quotes(pool.file), " holds ",
-                          std::to_string(pool.size()), " episodes"));
-}
-
 // The shape each world key must have in a file of `rows` rows; -1 where any extent goes (the
 // number of hazards).
 std::vector<std::int64_t> world_shape(std::string_view key, std::int64_t rows) {
@@ -403,6 +393,16 @@ std::vector<double> episode_sums(const DsrlSource& s, std::string_view key,
 }  // namespace
 
 namespace detail {
+
+void check_indices(const DsrlPool& pool, std::span<const std::int64_t> indices,
+                   std::string_view function) {
+  for (std::size_t i = 0; i < indices.size(); ++i)
+    if (indices[i] < 0 || indices[i] >= pool.size())
+      throw DataError(cat(function, ": episode index ", std::to_string(indices[i]), " (position ",
+                          std::to_string(i), " of the selection) is outside [0, ",
+                          std::to_string(pool.size()), "): ", in_quotes(pool.file), " holds ",
+                          std::to_string(pool.size()), " episodes"));
+}
 
 // split_episodes on the file's four per-row columns, read a block of rows at a time so none is
 // held whole (a file of 5e7 rows would need 1.6 GB for them): the episode ends from terminals
@@ -616,7 +616,7 @@ void write_dsrl_selection(const fs::path& in, const fs::path& out,
   if (episode_indices.empty())
     detail::fail(out.string(),
                  cat("the selection from ", in_quotes(pool.file), " is empty; nothing to write"));
-  check_indices(pool, episode_indices, "write_dsrl_selection");
+  detail::check_indices(pool, episode_indices, "write_dsrl_selection");
   if (pool.store == DsrlStore::hdf5 && store_for(out) != DsrlStore::hdf5)
     detail::fail(out.string(), cat("the input ", in_quotes(pool.file),
                                    " is an HDF5 file, so the selection is "
@@ -634,12 +634,12 @@ void write_dsrl_selection(const fs::path& in, const fs::path& out,
 }
 
 Array selection_indices(const DsrlPool& pool, std::span<const std::int64_t> episode_indices) {
-  check_indices(pool, episode_indices, "selection_indices");
+  detail::check_indices(pool, episode_indices, "selection_indices");
   return make_array(std::vector<std::int64_t>(episode_indices.begin(), episode_indices.end()));
 }
 
 Array selection_episode_mask(const DsrlPool& pool, std::span<const std::int64_t> episode_indices) {
-  check_indices(pool, episode_indices, "selection_episode_mask");
+  detail::check_indices(pool, episode_indices, "selection_episode_mask");
   std::vector<std::uint8_t> mask(static_cast<std::size_t>(pool.size()), 0);
   for (const std::int64_t i : episode_indices) mask[static_cast<std::size_t>(i)] = 1;
   return make_array(mask, true);
@@ -647,7 +647,7 @@ Array selection_episode_mask(const DsrlPool& pool, std::span<const std::int64_t>
 
 Array selection_transition_mask(const DsrlPool& pool,
                                 std::span<const std::int64_t> episode_indices) {
-  check_indices(pool, episode_indices, "selection_transition_mask");
+  detail::check_indices(pool, episode_indices, "selection_transition_mask");
   std::vector<std::uint8_t> mask(static_cast<std::size_t>(pool.transitions), 0);
   for (const std::int64_t i : episode_indices) {
     const Episode& e = pool.episodes[static_cast<std::size_t>(i)];

@@ -104,6 +104,10 @@ inline constexpr std::int64_t pool_block_rows = std::int64_t{1} << 20;
 // load_dsrl_pool with blocks of block_rows rows (the tests' small blocks cross episodes).
 DsrlPool load_dsrl_pool_in_blocks(const std::filesystem::path& path, std::int64_t block_rows);
 
+// Throws DataError naming `function` unless every index lies in [0, pool.size()).
+void check_indices(const DsrlPool& pool, std::span<const std::int64_t> indices,
+                   std::string_view function);
+
 // Bytes per copy between files: large enough to stream fast, small enough to bound memory.
 inline constexpr std::int64_t copy_block_bytes = std::int64_t{16} << 20;
 

@@ -34,9 +34,12 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 
 namespace ltt::data {
@@ -49,6 +52,19 @@ std::string cat(const Parts&... parts) {
 }
 
 inline std::string in_quotes(std::string_view text) { return cat("'", text, "'"); }
+
+// `text` as a signed 64-bit integer ("17", "+17", "-3", "007"); nullopt when it is not one
+// ("42.0" and "4.2e1" are not), and *out_of_range set when it is an integer too large.
+inline std::optional<std::int64_t> parse_integer(std::string_view text,
+                                                 bool* out_of_range = nullptr) {
+  std::string_view body = text;
+  if (body.size() > 1 && body.front() == '+' && body[1] != '-') body.remove_prefix(1);
+  std::int64_t x = 0;
+  const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), x);
+  if (out_of_range) *out_of_range = ec == std::errc::result_out_of_range;
+  if (ec != std::errc{} || end != body.data() + body.size()) return std::nullopt;
+  return x;
+}
 
 inline std::string number(double x, std::chars_format format, int precision) {
   char buffer[400];  // 1e308 in fixed form with its decimals fits
