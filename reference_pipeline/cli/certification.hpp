@@ -40,10 +40,6 @@
 
 namespace ltt::cli::certification {
 
-inline std::string_view store_name(data::DsrlStore store) {
-  return store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory";
-}
-
 // --gate's account: "gate": {kind, outcome, ...}, or null without one.
 inline void write_gate_json(JsonWriter& json, const GateResult& gate, std::int64_t seed) {
   json.key("gate");

@@ -93,7 +93,8 @@ struct Inputs {
   std::optional<std::string> pool_file;
   bool pool_npy = false;
   std::optional<std::string> dataset_file;  // as named: one path, or the names given, joined
-  std::vector<std::string> dataset_files;   // every file of the dataset (dataset_files.hpp)
+  std::vector<std::filesystem::path>
+      dataset_files;  // every file of the dataset (dataset_files.hpp)
   data::DsrlStore dataset_store = data::DsrlStore::hdf5;  // of the first file
   std::optional<std::string> scores_file;
   std::optional<std::string> state_values;
@@ -113,8 +114,7 @@ struct Inputs {
 
 // The files --dataset names (files, directories, glob patterns), expanded into `in`.
 inline void read_dataset_names(const DatasetNames& names, Inputs& in) {
-  in.dataset_files.clear();
-  for (const std::filesystem::path& f : names.files) in.dataset_files.push_back(f.string());
+  in.dataset_files = names.files;
   in.dataset_file = names.shown;
   in.dataset_store = data::store_for(names.files.front());
 }
@@ -192,7 +192,7 @@ inline NamedPaths input_files(const Inputs& in) {
       {"labels", &in.labels_file}};
   for (const auto& [flag, file] : named)
     if (*file) inputs.emplace_back(flag, **file);
-  for (const std::string& file : in.dataset_files) inputs.emplace_back("dataset", file);
+  for (const std::filesystem::path& file : in.dataset_files) inputs.emplace_back("dataset", file);
   return inputs;
 }
 

@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <curation/score_aggregation.hpp>
@@ -57,6 +58,11 @@ inline DatasetNames dataset_names(const std::vector<std::string>& named) {
   return r;
 }
 
+// A store as JSON names it.
+inline std::string_view store_name(data::DsrlStore store) {
+  return store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory";
+}
+
 // A dataset of several files: "files", one object per file (its path, the name ids give it,
 // where its episodes and rows sit). Nothing for one file.
 inline void write_dataset_parts_json(data::JsonWriter& json, const data::DsrlPool& dataset) {
@@ -66,7 +72,7 @@ inline void write_dataset_parts_json(data::JsonWriter& json, const data::DsrlPoo
     json.begin_object()
         .field("file", p.file)
         .field("name", p.name)
-        .field("store", p.store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory")
+        .field("store", store_name(p.store))
         .field("first_episode", p.first_episode)
         .field("episodes", p.episodes)
         .field("first_row", p.first_row)

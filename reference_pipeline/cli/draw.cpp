@@ -22,7 +22,6 @@
 #include <data/dataset_files.hpp>
 #include <data/dsrl.hpp>
 
-#include "certification_flags.hpp"
 #include "curation_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
@@ -105,12 +104,13 @@ int run_draw(const Invocation& call) {
   if (args->has("out")) {
     out = args->text("out");
   }
-  certification::Inputs in;
-  if (args->has("dataset")) certification::read_dataset_names(args->texts("dataset"), in);
+  std::optional<DatasetNames> names;
+  if (args->has("dataset")) names = dataset_names(args->texts("dataset"));
   if (out) {
     NamedPaths inputs;
     if (args->has("pool")) inputs.emplace_back("pool", args->text("pool"));
-    for (const std::string& file : in.dataset_files) inputs.emplace_back("dataset", file);
+    if (names)
+      for (const std::filesystem::path& file : names->files) inputs.emplace_back("dataset", file);
     if (args->has("scores")) inputs.emplace_back("scores", args->text("scores"));
     check_output("out", *out, Destination::file, inputs, {});
   }
@@ -119,9 +119,8 @@ int run_draw(const Invocation& call) {
   if (args->has("pool")) {
     pool = read_pool(args->text("pool"), stratified);
   } else {
-    const data::DsrlPool dataset = data::load_dsrl_pool(
-        std::vector<std::filesystem::path>(in.dataset_files.begin(), in.dataset_files.end()));
-    pool = dataset_pool(dataset, *in.dataset_file);
+    const data::DsrlPool dataset = data::load_dsrl_pool(names->files);
+    pool = dataset_pool(dataset, names->shown);
     if (args->has("scores"))
       pool.pool.score = read_episode_scores(args->text("scores"), pool, dataset);
   }

@@ -80,8 +80,7 @@ inline PoolInputs read_inputs(const Inputs& in, bool sequential) {
     pool = read_pool(*in.pool_file, !in.state_values);
     if (in.state_values) pool.pool.score = read_state_scores(*in.state_values, pool, in.aggregator);
   } else {
-    std::vector<std::filesystem::path> files(in.dataset_files.begin(), in.dataset_files.end());
-    r.dataset = data::load_dsrl_pool(files);
+    r.dataset = data::load_dsrl_pool(in.dataset_files);
     pool = dataset_pool(*r.dataset, *in.dataset_file);
     pool.pool.score =
         in.scores_file ? read_episode_scores(*in.scores_file, pool, *r.dataset)

@@ -340,7 +340,7 @@ inline void write_scoring_fields(JsonWriter& json, const ScoreSettings& s, const
   json.key("dataset")
       .begin_object()
       .field("file", s.dataset.shown)
-      .field("store", ds.store == data::DsrlStore::hdf5 ? "hdf5" : "npy-directory")
+      .field("store", store_name(ds.store))
       .field("episodes", ds.size())
       .field("transitions", ds.transitions)
       .field("dropped_tail", ds.dropped_tail)
