@@ -1,10 +1,13 @@
 #include "dataset_files.hpp"
 
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <system_error>
+#include <utility>
 
 #include "atomic_output.hpp"
 #include "dsrl_store.hpp"
@@ -95,15 +98,22 @@ std::vector<fs::path> dataset_paths(std::span<const std::string> named) {
       files.push_back(p);  // load_dsrl_pool says it does not exist, in its words
     }
   }
-  for (std::size_t i = 0; i < files.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j) {
-      std::error_code ec;
-      if (files[i] == files[j] || fs::equivalent(files[i], files[j], ec))
-        throw DataError(
-            cat(in_quotes(files[i].string()), ": the dataset names this file twice",
-                files[i] == files[j] ? "" : cat(" (also as ", in_quotes(files[j].string()), ")"),
-                "; its episodes would count twice"));
-    }
+  // A file named twice, or by two names (a link, "a/./b"): its episodes would count twice. One
+  // stat per file and a lookup, so a fleet's thousands of files cost no more than listing them;
+  // a name that does not exist is compared as written (load_dsrl_pool refuses it).
+  std::map<std::pair<dev_t, ino_t>, std::size_t> by_inode;
+  std::map<fs::path, std::size_t> by_name;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    struct stat st {};
+    const bool found = ::stat(files[i].c_str(), &st) == 0;
+    const std::size_t j = found ? by_inode.try_emplace({st.st_dev, st.st_ino}, i).first->second
+                                : by_name.try_emplace(files[i], i).first->second;
+    if (j != i)
+      throw DataError(
+          cat(in_quotes(files[i].string()), ": the dataset names this file twice",
+              files[i] == files[j] ? "" : cat(" (also as ", in_quotes(files[j].string()), ")"),
+              "; its episodes would count twice"));
+  }
   return files;
 }
 
