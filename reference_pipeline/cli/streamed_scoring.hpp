@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -79,30 +80,16 @@ inline void check_scoring_memory(std::int64_t memory, std::int64_t observation_d
 
 // --memory: bytes, with an optional K, M, G or T suffix (powers of 1024): "1G", "512M", "300000".
 inline std::int64_t memory_bytes(std::string_view text) {
+  constexpr std::string_view suffixes = "kmgt";  // either case: 1024^1 .. 1024^4
   std::string_view digits = text;
   std::int64_t unit = 1;
   if (!digits.empty()) {
-    switch (digits.back()) {
-      case 'K':
-      case 'k':
-        unit = std::int64_t{1} << 10;
-        break;
-      case 'M':
-      case 'm':
-        unit = std::int64_t{1} << 20;
-        break;
-      case 'G':
-      case 'g':
-        unit = std::int64_t{1} << 30;
-        break;
-      case 'T':
-      case 't':
-        unit = std::int64_t{1} << 40;
-        break;
-      default:
-        break;
+    const std::size_t power =
+        suffixes.find(static_cast<char>(std::tolower(static_cast<unsigned char>(digits.back()))));
+    if (power != std::string_view::npos) {
+      unit = std::int64_t{1} << (10 * (power + 1));
+      digits.remove_suffix(1);
     }
-    if (unit != 1) digits.remove_suffix(1);
   }
   std::int64_t n = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
