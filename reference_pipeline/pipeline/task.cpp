@@ -13,26 +13,6 @@
 namespace ltt::pipeline {
 namespace {
 
-// Adapts a task class with observation(), step() and done() (tasks/*.hpp) to Environment.
-template <class Env>
-class Adapter final : public Environment {
- public:
-  explicit Adapter(std::uint64_t seed) : env_(seed) {}
-  void observation(std::span<float> out) const override {
-    const auto o = env_.observation();
-    if (out.size() != o.size())
-      detail::invalid("Environment::observation", "out",
-                      data::cat("must hold observation_dim = ", detail::show(o.size()),
-                                " floats; it holds ", detail::show(out.size())));
-    std::copy(o.begin(), o.end(), out.begin());
-  }
-  tasks::Step step(std::span<const double> action) override { return env_.step(action); }
-  bool done() const override { return env_.done(); }
-
- private:
-  Env env_;
-};
-
 template <class Env>
 Task continuous_task(std::string name, std::string summary,
                      std::function<tasks::TaskPool(std::int64_t, std::uint64_t)> generate) {
@@ -46,7 +26,7 @@ Task continuous_task(std::string name, std::string summary,
   t.cost_range = static_cast<double>(Env::horizon) * Env::max_step_cost;
   t.generate = std::move(generate);
   t.environment = [](std::uint64_t seed) -> std::unique_ptr<Environment> {
-    return std::make_unique<Adapter<Env>>(seed);
+    return std::make_unique<tasks::EnvironmentAdapter<Env>>(seed);
   };
   return t;
 }

@@ -21,23 +21,13 @@
 #include <string_view>
 #include <vector>
 
+#include <tasks/environment.hpp>
 #include <tasks/episode_log.hpp>
 
 namespace ltt::pipeline {
 
-// One episode of a task, stepped by a policy.
-class Environment {
- public:
-  virtual ~Environment() = default;
-  Environment() = default;
-  Environment(const Environment&) = delete;
-  Environment& operator=(const Environment&) = delete;
-  // Writes the current observation (the task's observation_dim floats).
-  virtual void observation(std::span<float> out) const = 0;
-  // One step with an action in [-1, 1]^action_dim.
-  virtual tasks::Step step(std::span<const double> action) = 0;
-  virtual bool done() const = 0;
-};
+// One episode of a task, stepped by a policy (tasks/environment.hpp).
+using Environment = tasks::Environment;
 
 struct Task {
   std::string name;
