@@ -1,7 +1,8 @@
 #pragma once
-// The human side of a pipeline report (docs/pipeline.md, "The report"): report.md and the SVG
-// figures (report_figures.cpp), and its machine side, report.json (report_json.cpp), with each
-// seed's hand-off files named.
+// The human side of a pipeline report (docs/pipeline.md, "The report"): report.md (report.cpp),
+// the claims checked on the run (report_claims.cpp), what `ltt pipeline` prints
+// (report_summary.cpp) and the SVG figures (report_figures.cpp), and its machine side,
+// report.json (report_json.cpp), with each seed's hand-off files named.
 //
 //   report.md               the methods table (reward, cost, the cost of the data cloned and
 //                           the cloning gap, budget, within budget: mean and 95% bootstrap CI
