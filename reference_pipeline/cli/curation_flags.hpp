@@ -15,9 +15,10 @@
 #include <curation/score_aggregation.hpp>
 #include <curation/sequential_options.hpp>
 
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+
 #include "arguments.hpp"
-#include "bad_input.hpp"
-#include "format.hpp"
 
 namespace ltt::cli {
 

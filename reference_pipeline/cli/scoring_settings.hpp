@@ -20,11 +20,12 @@
 #include <learning/safety_value.hpp>
 #include <learning/value_training.hpp>
 
+#include <certification/bad_input.hpp>
+#include <certification/dataset_file.hpp>
+#include <certification/format.hpp>
+
 #include "arguments.hpp"
-#include "bad_input.hpp"
 #include "curation_flags.hpp"
-#include "dataset_file.hpp"
-#include "format.hpp"
 #include "streamed_scoring.hpp"
 
 namespace ltt::cli {

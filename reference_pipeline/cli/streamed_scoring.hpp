@@ -45,8 +45,8 @@
 #include <learning/progress.hpp>
 #include <learning/value_training.hpp>
 
-#include "bad_input.hpp"
-#include "format.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
 
 namespace ltt::cli {
 
