@@ -2,14 +2,19 @@
 // Flag values the curation subcommands share (`ltt certify`, `ltt score`, `ltt curate`,
 // `ltt validate`): the --grid list of quantiles, --aggregation with its --percentile (one pair
 // of table entries and one parser), the sequential --order, and real numbers given through text
-// flags (a cost budget, a clip kappa, a percentile), which the flag table's kinds do not cover.
+// flags (a cost budget, a clip kappa, a percentile), which the flag table's kinds do not cover,
+// and the --memory size of `ltt score` and `ltt curate`.
 // Messages name the flag.
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <curation/score_aggregation.hpp>
@@ -116,6 +121,28 @@ inline curation::LabelOrder read_label_order(const Arguments& args) {
   } catch (const std::invalid_argument&) {
     throw BadInput(cat("--order: ", in_quotes(name), " is not one of stratified, uniform"));
   }
+}
+
+// --memory: bytes, with an optional K, M, G or T suffix (powers of 1024): "1G", "512M", "300000".
+inline std::int64_t memory_bytes(std::string_view text) {
+  constexpr std::string_view suffixes = "kmgt";  // either case: 1024^1 .. 1024^4
+  std::string_view digits = text;
+  std::int64_t unit = 1;
+  if (!digits.empty()) {
+    const std::size_t power =
+        suffixes.find(static_cast<char>(std::tolower(static_cast<unsigned char>(digits.back()))));
+    if (power != std::string_view::npos) {
+      unit = std::int64_t{1} << (10 * (power + 1));
+      digits.remove_suffix(1);
+    }
+  }
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc{} || end != digits.data() + digits.size() || n < 1 ||
+      n > (std::int64_t{1} << 50) / unit)
+    throw BadInput(cat("--memory: ", in_quotes(text),
+                       " is not a size in bytes (a positive count, optionally with K, M, G or T)"));
+  return n * unit;
 }
 
 }  // namespace ltt::cli
