@@ -123,26 +123,35 @@ inline curation::LabelOrder read_label_order(const Arguments& args) {
   }
 }
 
-// --memory: bytes, with an optional K, M, G or T suffix (powers of 1024): "1G", "512M", "300000".
+// --memory: a count of bytes, with an optional unit as people write sizes: K, M, G, T, each
+// also as KB/KiB, MB/MiB, GB/GiB, TB/TiB (either case), and B for bytes. Every unit is a
+// power of 1024 (MB as MiB: a memory budget, as `free` and docker's --memory read it):
+// "1G", "512MiB", "64MB", "300000", "300000B".
 inline std::int64_t memory_bytes(std::string_view text) {
-  constexpr std::string_view suffixes = "kmgt";  // either case: 1024^1 .. 1024^4
-  std::string_view digits = text;
-  std::int64_t unit = 1;
-  if (!digits.empty()) {
-    const std::size_t power =
-        suffixes.find(static_cast<char>(std::tolower(static_cast<unsigned char>(digits.back()))));
-    if (power != std::string_view::npos) {
-      unit = std::int64_t{1} << (10 * (power + 1));
-      digits.remove_suffix(1);
-    }
+  constexpr std::string_view prefixes = "kmgt";  // 1024^1 .. 1024^4
+  const auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  const std::size_t digits_end = text.find_first_not_of("0123456789");
+  const std::string_view digits = text.substr(0, digits_end);
+  std::string unit;
+  if (digits_end != std::string_view::npos)
+    for (const char c : text.substr(digits_end)) unit += lower(c);
+  std::int64_t scale = 1;
+  bool known = unit.empty() || unit == "b";
+  if (!known && prefixes.find(unit[0]) != std::string_view::npos &&
+      (unit.size() == 1 || unit.substr(1) == "b" || unit.substr(1) == "ib")) {
+    scale = std::int64_t{1} << (10 * (prefixes.find(unit[0]) + 1));
+    known = true;
   }
   std::int64_t n = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc{} || end != digits.data() + digits.size() || n < 1 ||
-      n > (std::int64_t{1} << 50) / unit)
+  if (!known || digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() ||
+      n < 1 || n > (std::int64_t{1} << 50) / scale)
     throw BadInput(cat("--memory: ", in_quotes(text),
-                       " is not a size in bytes (a positive count, optionally with K, M, G or T)"));
-  return n * unit;
+                       " is not a size in bytes (a positive count, optionally with K, M, G or T, "
+                       "also written KB or KiB, ...: 512M, 64MiB, 1GB)"));
+  return n * scale;
 }
 
 }  // namespace ltt::cli

@@ -103,7 +103,8 @@ inline const std::vector<Flag>& scoring_flags() {
       aggregation_flag("mean, minimum or percentile of V-bar over an episode"),
       percentile_flag,
       {"memory", FlagKind::text,
-       "bytes for the rows scored at once (K, M, G suffixes); the episode table comes on top",
+       "bytes for the rows scored at once (K, M, G, T or KiB, MB, ...: powers of 1024); the "
+       "episode table comes on top",
        "1G"},
       {"no-state-values", FlagKind::boolean,
        "do not write state_values.npy (4 bytes per row of the file)"},
