@@ -18,8 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#include "bad_input.hpp"
-#include "format.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+
 #include "subcommand.hpp"
 
 namespace {

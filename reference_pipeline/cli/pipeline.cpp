@@ -30,8 +30,9 @@
 #include <pipeline/pipeline.hpp>
 #include <pipeline/report.hpp>
 
-#include "format.hpp"
-#include "output_directory.hpp"
+#include <certification/format.hpp>
+#include <certification/output_directory.hpp>
+
 #include "pipeline_config.hpp"
 #include "pipeline_flags.hpp"
 #include "subcommand.hpp"

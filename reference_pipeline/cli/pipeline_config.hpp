@@ -47,10 +47,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+#include <certification/table_reader.hpp>
+
 #include "arguments.hpp"
-#include "bad_input.hpp"
-#include "format.hpp"
-#include "table_reader.hpp"
 
 namespace ltt::cli {
 

@@ -65,6 +65,7 @@ endfunction()
 # neither the source nor the build tree.
 macro(check_installed_package)
   foreach(f include/ltt/ltt.hpp include/curation/curation.hpp
+            share/doc/ltt/LICENSE share/doc/ltt/CITATION.cff
             share/cmake/ltt/lttConfig.cmake share/cmake/ltt/lttConfigVersion.cmake
             share/cmake/ltt/lttTargets.cmake)
     if(NOT EXISTS "${prefix}/${f}")
