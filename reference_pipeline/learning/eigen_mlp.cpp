@@ -268,6 +268,54 @@ double EigenMlp<S>::squared_error_gradient(std::span<const S> inputs, std::span<
 }
 
 template <class S>
+double EigenMlp<S>::output_loss_gradient(std::span<const S> inputs, std::int64_t rows,
+                                         const OutputLoss& loss) {
+  constexpr const char* fn = "ltt::learning::EigenMlp::output_loss_gradient";
+  require_rows(fn, "rows", rows);
+  const std::int64_t in = shape_.input();
+  const std::int64_t out = shape_.output_width();
+  require_size(fn, "inputs", inputs.size(), rows * in, "rows * input width");
+  reserve(std::min(rows, chunk_rows_));
+  grad_.setZero();
+  double total = 0.0;
+  for (std::int64_t first = 0; first < rows; first += chunk_rows_) {
+    const std::int64_t n = std::min(chunk_rows_, rows - first);
+    const auto values = static_cast<std::size_t>(n * out);
+    const S* x = inputs.data() + first * in;
+    forward(x, static_cast<Eigen::Index>(n));
+    total += loss({output(), values}, first, n, {delta_a_.data(), values});
+    backward(x, static_cast<Eigen::Index>(n));
+  }
+  return total;
+}
+
+template <class S>
+void EigenMlp<S>::output_gradient(std::span<const S> inputs, std::span<const S> d_outputs,
+                                  std::int64_t rows) {
+  constexpr const char* fn = "ltt::learning::EigenMlp::output_gradient";
+  require_rows(fn, "rows", rows);
+  const std::int64_t out = shape_.output_width();
+  require_size(fn, "d_outputs", d_outputs.size(), rows * out, "rows * output width");
+  output_loss_gradient(inputs, rows,
+                       [&](std::span<const S>, std::int64_t first, std::int64_t n, std::span<S> d) {
+                         std::copy_n(d_outputs.data() + first * out, n * out, d.data());
+                         return 0.0;
+                       });
+}
+
+template <class S>
+double EigenMlp<S>::gradient_norm() const {
+  double sum = 0.0;
+  for (const S g : gradient()) sum += static_cast<double>(g) * static_cast<double>(g);
+  return std::sqrt(sum);
+}
+
+template <class S>
+void EigenMlp<S>::scale_gradient(S factor) {
+  grad_ *= factor;
+}
+
+template <class S>
 void EigenMlp<S>::adam_step() {
   adam_state_.step(parameters(), gradient());
 }

@@ -31,6 +31,7 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -96,6 +97,27 @@ class EigenMlp {
   // empty or `rows` entries. Returns the loss.
   double squared_error_gradient(std::span<const S> inputs, std::span<const S> targets,
                                 std::span<const S> weights, std::int64_t rows);
+
+  // Sets gradient() to dL/dparameters of a loss the caller computes from the outputs, and
+  // returns L: a policy gradient's surrogate, whose dL/dy comes from the action distribution.
+  // The rows go through in chunks as for the losses above: per chunk, forward, then
+  // loss(outputs, first, n, d_outputs) with the outputs of rows first .. first + n - 1 (n x
+  // output width, row after row) fills d_outputs (the same layout) with dL/dy of those rows and
+  // returns their part of L; then backward, adding into the gradient.
+  using OutputLoss = std::function<double(std::span<const S> outputs, std::int64_t first,
+                                          std::int64_t n, std::span<S> d_outputs)>;
+  double output_loss_gradient(std::span<const S> inputs, std::int64_t rows,
+                              const OutputLoss& loss);
+
+  // Sets gradient() to the sum over rows and outputs of d_outputs[r, j] dy[r, j]/dparameters:
+  // forward, then backward from the given dL/dy (rows x output width, row after row).
+  void output_gradient(std::span<const S> inputs, std::span<const S> d_outputs,
+                       std::int64_t rows);
+
+  // The Euclidean norm of gradient(), its squares summed in double; and gradient() *= factor.
+  // Together: clipping by a global norm over several networks (torch.nn.utils.clip_grad_norm_).
+  double gradient_norm() const;
+  void scale_gradient(S factor);
 
   // One Adam update of the parameters with gradient().
   void adam_step();
