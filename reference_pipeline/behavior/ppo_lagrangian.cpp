@@ -209,8 +209,8 @@ EpochRecord PpoLagrangian::run_epoch() {
   const std::vector<double> log_std(s.networks.log_std.begin(), s.networks.log_std.end());
   const Rollout r = collect_episodes(
       s.make, s.spec, seeds,
-      [&](std::span<const float> obs, std::int64_t rows, std::span<float> means) {
-        s.networks.actor.predict(s.network_input(obs, s.normalized), rows, means);
+      [&](std::span<const float> obs, std::int64_t rows, std::span<float> out) {
+        means(obs, rows, out);
       },
       log_std, s.noise, s.o.threads);
 
@@ -271,6 +271,11 @@ std::int64_t PpoLagrangian::environment_steps() const { return s_->environment_s
 double PpoLagrangian::multiplier() const { return s_->pid.multiplier(); }
 double PpoLagrangian::cost_limit() const { return s_->cost_limit; }
 const PpoLagrangianOptions& PpoLagrangian::options() const { return s_->o; }
+
+void PpoLagrangian::means(std::span<const float> observations, std::int64_t rows,
+                          std::span<float> out) {
+  s_->networks.actor.predict(s_->network_input(observations, s_->normalized), rows, out);
+}
 
 GaussianPolicy PpoLagrangian::policy() const {
   GaussianPolicy p{weights_of(s_->networks.actor), s_->networks.log_std};

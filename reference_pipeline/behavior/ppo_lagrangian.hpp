@@ -114,6 +114,9 @@ class PpoLagrangian {
 
   // The policy now, taking raw observations (observation normalization folded in).
   GaussianPolicy policy() const;
+  // The actor's means (rows x action_dim) at raw observations (rows x observation_dim), as the
+  // next epoch's rollouts compute them (normalizing first when asked).
+  void means(std::span<const float> observations, std::int64_t rows, std::span<float> out);
 
  private:
   struct State;

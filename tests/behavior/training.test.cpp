@@ -188,16 +188,21 @@ TEST_CASE("training: the cost limit follows the schedule epoch by epoch") {
     CHECK(r.cost_limit == doctest::Approx(limit).epsilon(1e-14));
     CHECK(trainer.cost_limit() == r.cost_limit);
   }
-  // The policy takes raw observations also with observation normalization: its mean network
-  // on raw inputs equals the trainer's actor on z-scored ones (checked through the rollout's
-  // determinism: a run with normalization gives a valid policy of the task's widths).
+  // With observation normalization the checkpoint's policy takes raw observations: its mean
+  // network (the map folded into the first layer) gives what the trainer's actor gives on the
+  // z-scored ones, up to float rounding.
   o.observation_normalization = true;
   bhv::PpoLagrangian normalized(line(), {2, 1, 10}, o);
   normalized.run_epoch();
   normalized.run_epoch();
-  const bhv::GaussianPolicy p = normalized.policy();
-  CHECK(p.observation_dim() == 2);
-  CHECK(p.action_dim() == 1);
+  bhv::GaussianActor folded(normalized.policy());
+  CHECK(folded.observation_dim() == 2);
+  CHECK(folded.action_dim() == 1);
+  const std::vector<float> raw{0.0f, 0.0f, 0.3f, 0.5f, 0.9f, 1.0f, -0.4f, 0.2f};
+  std::vector<float> inside(4), outside(4);
+  normalized.means(raw, 4, inside);
+  folded.means(raw, 4, outside);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(outside[i] == doctest::Approx(inside[i]).epsilon(1e-5));
 }
 
 TEST_CASE("training: argument checks") {
