@@ -22,6 +22,7 @@
 #include <certification/format.hpp>
 
 #include "subcommand.hpp"
+#include "version.hpp"
 
 namespace {
 
@@ -36,30 +37,6 @@ struct Subcommand {
 #define LTT_CLI_ENTRY(name, summary) {#name, summary, ltt::cli::run_##name},
 constexpr Subcommand subcommands[] = {LTT_CLI_SUBCOMMANDS(LTT_CLI_ENTRY)};
 #undef LTT_CLI_ENTRY
-
-#ifndef LTT_VERSION
-#define LTT_VERSION "unknown"
-#endif
-#ifndef LTT_BUILD
-#define LTT_BUILD "unknown target"
-#endif
-#ifndef LTT_BUILD_DETAILS
-#define LTT_BUILD_DETAILS ""
-#endif
-
-// "ltt 0.1.0\nbuild: portable x86-64-v3, GCC 12.2.0, Release, HDF5, no LibTorch\n"
-std::string version_text() {
-#if defined(__clang__)
-  const std::string compiler = ltt::cli::cat("Clang ", __clang_version__);
-#elif defined(__GNUC__)
-  const std::string compiler = ltt::cli::cat("GCC ", __VERSION__);
-#else
-  const std::string compiler = "an unknown compiler";
-#endif
-  const std::string_view details = LTT_BUILD_DETAILS;
-  return ltt::cli::cat("ltt ", LTT_VERSION, "\nbuild: ", LTT_BUILD, ", ", compiler,
-                       details.empty() ? "" : ", ", details, "\n");
-}
 
 std::string program_usage() {
   std::string text =
@@ -99,7 +76,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (first == "--version" || first == "-V") {
-    std::cout << version_text();
+    std::cout << ltt::cli::version_text();
     return 0;
   }
   const Subcommand* chosen = nullptr;

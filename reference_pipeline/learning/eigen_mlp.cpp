@@ -61,23 +61,66 @@ void masked_outer_product(const S* w, const S* dz, const S* a, Eigen::Index in, 
   }
 }
 
+// The constructor's arguments, checked (in this order) before the members sized from them
+// are built.
+const MlpShape& checked_shape(const MlpShape& shape) {
+  check_shape("ltt::learning::EigenMlp", "shape", shape);
+  return shape;
+}
+
+const AdamOptions& checked_adam(const AdamOptions& adam) {
+  check_adam("ltt::learning::EigenMlp", adam);
+  return adam;
+}
+
 }  // namespace
+
+template <class S>
+AdamState<S>::AdamState(std::int64_t size, const AdamOptions& adam) : adam_(adam) {
+  check_adam("ltt::learning::AdamState", adam);
+  if (size < 0) invalid("ltt::learning::AdamState", "size", show(size), "must be at least 0");
+  m_ = Vector::Zero(static_cast<Eigen::Index>(size));
+  v_ = m_;
+}
+
+// torch.optim.Adam's update (adam.hpp). The parameters and the gradient are mapped unaligned;
+// Eigen peels by the runtime address, so an EigenMlp's own (aligned) vectors take exactly the
+// packets and scalar tail they took when this pass was written on them directly.
+template <class S>
+void AdamState<S>::step(std::span<S> parameters, std::span<const S> gradient) {
+  constexpr const char* fn = "ltt::learning::AdamState::step";
+  require_size(fn, "parameters", parameters.size(), size(), "size()");
+  require_size(fn, "gradient", gradient.size(), size(), "size()");
+  const auto n = static_cast<Eigen::Index>(size());
+  Eigen::Map<Vector> params(parameters.data(), n);
+  const Eigen::Map<const Vector> grad(gradient.data(), n);
+  ++step_;
+  const double t = static_cast<double>(step_);
+  const double bias1 = 1.0 - std::pow(adam_.beta1, t);
+  const double bias2 = 1.0 - std::pow(adam_.beta2, t);
+  const auto step_size = static_cast<S>(adam_.learning_rate / bias1);
+  const auto bias2_sqrt = static_cast<S>(std::sqrt(bias2));
+  const auto b1 = static_cast<S>(adam_.beta1), c1 = static_cast<S>(1.0 - adam_.beta1);
+  const auto b2 = static_cast<S>(adam_.beta2), c2 = static_cast<S>(1.0 - adam_.beta2);
+  const auto eps = static_cast<S>(adam_.epsilon);
+  m_.array() = b1 * m_.array() + c1 * grad.array();
+  v_.array() = b2 * v_.array() + c2 * grad.array().square();
+  params.array() -= step_size * m_.array() / (v_.array().sqrt() / bias2_sqrt + eps);
+}
 
 template <class S>
 EigenMlp<S>::EigenMlp(const MlpShape& shape, std::span<const S> parameters, const AdamOptions& adam,
                       std::int64_t chunk_rows)
-    : shape_(shape), adam_(adam), chunk_rows_(chunk_rows) {
+    : shape_(checked_shape(shape)),
+      chunk_rows_(chunk_rows),
+      adam_state_(shape_.parameter_count(), checked_adam(adam)) {
   constexpr const char* fn = "ltt::learning::EigenMlp";
   fix_eigen_blocking();
-  check_shape(fn, "shape", shape);
-  check_adam(fn, adam);
   require_rows(fn, "chunk_rows", chunk_rows);
   const std::int64_t count = shape.parameter_count();
   require_size(fn, "parameters", parameters.size(), count, "shape.parameter_count()");
   params_ = Eigen::Map<const Vector>(parameters.data(), static_cast<Eigen::Index>(count));
   grad_ = Vector::Zero(static_cast<Eigen::Index>(count));
-  m_ = grad_;
-  v_ = grad_;
   for (std::int64_t l = 0; l < shape.layers(); ++l) offsets_.push_back(shape.weight_offset(l));
   activations_.resize(static_cast<std::size_t>(shape.layers()));
   reserve(std::min<std::int64_t>(chunk_rows, 64));
@@ -225,21 +268,60 @@ double EigenMlp<S>::squared_error_gradient(std::span<const S> inputs, std::span<
 }
 
 template <class S>
-void EigenMlp<S>::adam_step() {
-  ++step_;
-  const double t = static_cast<double>(step_);
-  const double bias1 = 1.0 - std::pow(adam_.beta1, t);
-  const double bias2 = 1.0 - std::pow(adam_.beta2, t);
-  const auto step_size = static_cast<S>(adam_.learning_rate / bias1);
-  const auto bias2_sqrt = static_cast<S>(std::sqrt(bias2));
-  const auto b1 = static_cast<S>(adam_.beta1), c1 = static_cast<S>(1.0 - adam_.beta1);
-  const auto b2 = static_cast<S>(adam_.beta2), c2 = static_cast<S>(1.0 - adam_.beta2);
-  const auto eps = static_cast<S>(adam_.epsilon);
-  m_.array() = b1 * m_.array() + c1 * grad_.array();
-  v_.array() = b2 * v_.array() + c2 * grad_.array().square();
-  params_.array() -= step_size * m_.array() / (v_.array().sqrt() / bias2_sqrt + eps);
+double EigenMlp<S>::output_loss_gradient(std::span<const S> inputs, std::int64_t rows,
+                                         const OutputLoss& loss) {
+  constexpr const char* fn = "ltt::learning::EigenMlp::output_loss_gradient";
+  require_rows(fn, "rows", rows);
+  const std::int64_t in = shape_.input();
+  const std::int64_t out = shape_.output_width();
+  require_size(fn, "inputs", inputs.size(), rows * in, "rows * input width");
+  reserve(std::min(rows, chunk_rows_));
+  grad_.setZero();
+  double total = 0.0;
+  for (std::int64_t first = 0; first < rows; first += chunk_rows_) {
+    const std::int64_t n = std::min(chunk_rows_, rows - first);
+    const auto values = static_cast<std::size_t>(n * out);
+    const S* x = inputs.data() + first * in;
+    forward(x, static_cast<Eigen::Index>(n));
+    total += loss({output(), values}, first, n, {delta_a_.data(), values});
+    backward(x, static_cast<Eigen::Index>(n));
+  }
+  return total;
 }
 
+template <class S>
+void EigenMlp<S>::output_gradient(std::span<const S> inputs, std::span<const S> d_outputs,
+                                  std::int64_t rows) {
+  constexpr const char* fn = "ltt::learning::EigenMlp::output_gradient";
+  require_rows(fn, "rows", rows);
+  const std::int64_t out = shape_.output_width();
+  require_size(fn, "d_outputs", d_outputs.size(), rows * out, "rows * output width");
+  output_loss_gradient(inputs, rows,
+                       [&](std::span<const S>, std::int64_t first, std::int64_t n, std::span<S> d) {
+                         std::copy_n(d_outputs.data() + first * out, n * out, d.data());
+                         return 0.0;
+                       });
+}
+
+template <class S>
+double EigenMlp<S>::gradient_norm() const {
+  double sum = 0.0;
+  for (const S g : gradient()) sum += static_cast<double>(g) * static_cast<double>(g);
+  return std::sqrt(sum);
+}
+
+template <class S>
+void EigenMlp<S>::scale_gradient(S factor) {
+  grad_ *= factor;
+}
+
+template <class S>
+void EigenMlp<S>::adam_step() {
+  adam_state_.step(parameters(), gradient());
+}
+
+template class AdamState<float>;
+template class AdamState<double>;
 template class EigenMlp<float>;
 template class EigenMlp<double>;
 

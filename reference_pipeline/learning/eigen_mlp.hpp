@@ -31,10 +31,35 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
 namespace ltt::learning {
+
+// Adam's state for one flat parameter vector (adam.hpp gives the update): the two moments and
+// the step count. EigenMlp keeps one for its parameters; a trainer with parameters outside a
+// network (a Gaussian policy's log standard deviations) keeps one for those. The update is the
+// one vectorised pass over Eigen arrays that EigenMlp has always applied (eigen_mlp.cpp).
+template <class S>
+class AdamState {
+ public:
+  using Vector = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+
+  AdamState(std::int64_t size, const AdamOptions& adam);
+
+  // One update of `parameters` with `gradient` (both size() entries).
+  void step(std::span<S> parameters, std::span<const S> gradient);
+
+  std::int64_t size() const { return static_cast<std::int64_t>(m_.size()); }
+  std::int64_t steps() const { return step_; }
+  const AdamOptions& options() const { return adam_; }
+
+ private:
+  AdamOptions adam_;
+  Vector m_, v_;
+  std::int64_t step_ = 0;
+};
 
 template <class S>
 class EigenMlp {
@@ -58,7 +83,7 @@ class EigenMlp {
   std::span<const S> gradient() const {
     return {grad_.data(), static_cast<std::size_t>(grad_.size())};
   }
-  std::int64_t adam_steps() const { return step_; }
+  std::int64_t adam_steps() const { return adam_state_.steps(); }
 
   // outputs (rows x output width, row after row) = network(inputs), forward only
   void predict(std::span<const S> inputs, std::int64_t rows, std::span<S> outputs);
@@ -73,6 +98,27 @@ class EigenMlp {
   double squared_error_gradient(std::span<const S> inputs, std::span<const S> targets,
                                 std::span<const S> weights, std::int64_t rows);
 
+  // Sets gradient() to dL/dparameters of a loss the caller computes from the outputs, and
+  // returns L: a policy gradient's surrogate, whose dL/dy comes from the action distribution.
+  // The rows go through in chunks as for the losses above: per chunk, forward, then
+  // loss(outputs, first, n, d_outputs) with the outputs of rows first .. first + n - 1 (n x
+  // output width, row after row) fills d_outputs (the same layout) with dL/dy of those rows and
+  // returns their part of L; then backward, adding into the gradient.
+  using OutputLoss = std::function<double(std::span<const S> outputs, std::int64_t first,
+                                          std::int64_t n, std::span<S> d_outputs)>;
+  double output_loss_gradient(std::span<const S> inputs, std::int64_t rows,
+                              const OutputLoss& loss);
+
+  // Sets gradient() to the sum over rows and outputs of d_outputs[r, j] dy[r, j]/dparameters:
+  // forward, then backward from the given dL/dy (rows x output width, row after row).
+  void output_gradient(std::span<const S> inputs, std::span<const S> d_outputs,
+                       std::int64_t rows);
+
+  // The Euclidean norm of gradient(), its squares summed in double; and gradient() *= factor.
+  // Together: clipping by a global norm over several networks (torch.nn.utils.clip_grad_norm_).
+  double gradient_norm() const;
+  void scale_gradient(S factor);
+
   // One Adam update of the parameters with gradient().
   void adam_step();
 
@@ -83,16 +129,17 @@ class EigenMlp {
   const S* output() const { return activations_.back().data(); }
 
   MlpShape shape_;
-  AdamOptions adam_;
   std::int64_t chunk_rows_;
-  Vector params_, grad_, m_, v_;
-  std::int64_t step_ = 0;
+  Vector params_, grad_;
+  AdamState<S> adam_state_;
   std::vector<std::int64_t> offsets_;  // weight offset of each layer
   std::vector<Matrix> activations_;    // per layer: width x capacity, post-activation
   Matrix delta_a_, delta_b_;           // max width x capacity, dL/dZ ping-pong
   Eigen::Index capacity_ = 0;
 };
 
+extern template class AdamState<float>;
+extern template class AdamState<double>;
 extern template class EigenMlp<float>;
 extern template class EigenMlp<double>;
 

@@ -2,6 +2,7 @@
 
 #include "learning/model_file.hpp"
 
+#include "learning/binary_fields.hpp"
 #include "learning/detail/check.hpp"
 
 #include <data/atomic_output.hpp>
@@ -26,60 +27,11 @@ constexpr std::string_view magic{"ltt.mlp\n", 8};
 constexpr std::uint32_t max_networks = 65536;
 constexpr std::uint32_t max_layers = 1024;
 
-void put_u32(std::string& out, std::uint32_t x) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((x >> (8 * i)) & 0xffu));
-}
-
-void put_u64(std::string& out, std::uint64_t x) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((x >> (8 * i)) & 0xffu));
-}
-
 [[noreturn]] void fail(std::string_view source, const std::string& problem) {
   throw ModelFileError(std::string(source) + ": " + problem);
 }
 
-// Reads fields in order, failing with "truncated" when the bytes run out.
-class Reader {
- public:
-  Reader(std::string_view bytes, std::string_view source) : bytes_(bytes), source_(source) {}
-
-  std::size_t position() const { return position_; }
-  std::size_t left() const { return bytes_.size() - position_; }
-
-  void need(std::size_t n, std::string_view what) const {
-    if (left() < n)
-      fail(source_, "truncated: " + std::string(what) + " needs " + std::to_string(n) +
-                        " bytes at offset " + std::to_string(position_) + ", the file has " +
-                        std::to_string(left()) + " left (" + std::to_string(bytes_.size()) +
-                        " bytes in all)");
-  }
-
-  std::uint64_t unsigned_le(std::size_t n, std::string_view what) {
-    need(n, what);
-    std::uint64_t x = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      x |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes_[position_ + i])) << (8 * i);
-    position_ += n;
-    return x;
-  }
-
-  std::uint32_t u32(std::string_view what) {
-    return static_cast<std::uint32_t>(unsigned_le(4, what));
-  }
-  std::uint64_t u64(std::string_view what) { return unsigned_le(8, what); }
-
-  std::string_view take(std::size_t n, std::string_view what) {
-    need(n, what);
-    const auto s = bytes_.substr(position_, n);
-    position_ += n;
-    return s;
-  }
-
- private:
-  std::string_view bytes_;
-  std::string_view source_;
-  std::size_t position_ = 0;
-};
+using Reader = FieldReader<ModelFileError>;
 
 }  // namespace
 

@@ -144,10 +144,11 @@ elseif(MODE STREQUAL "installed_libraries")
   step(${CMAKE_COMMAND} --install "${LTT_BUILD_DIR}" --prefix "${prefix}")
   check_installed_package()
   foreach(f bin/ltt lib/libltt_data.a lib/libltt_learning.a lib/libltt_tasks.a
-            lib/libltt_pipeline.a include/ltt_reference_pipeline/data/npy.hpp
+            lib/libltt_behavior.a lib/libltt_pipeline.a include/ltt_reference_pipeline/data/npy.hpp
             include/ltt_reference_pipeline/learning/learning.hpp
             include/ltt_reference_pipeline/learning/detail/data.hpp
             include/ltt_reference_pipeline/tasks/corridor.hpp
+            include/ltt_reference_pipeline/behavior/checkpoint.hpp
             include/ltt_reference_pipeline/pipeline/pipeline.hpp)
     if(NOT EXISTS "${prefix}/${f}")
       message(FATAL_ERROR "the install did not produce ${f}")

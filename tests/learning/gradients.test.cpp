@@ -1,8 +1,10 @@
 // Tests for reference_pipeline/learning/eigen_mlp.hpp and losses.hpp: the hand-written backward
-// pass of both losses against central finite differences, run in double (the same template code
+// pass of both losses, and of a loss the caller computes from the outputs (output_loss_gradient,
+// output_gradient), against central finite differences, run in double (the same template code
 // the float32 backend runs); the float32 gradient against the double one and, byte for byte,
 // against the plain Eigen formulation of the same chunked pass (the fused kernels must not
-// change a bit of a trained model); Adam's update by hand; the losses' values and their
+// change a bit of a trained model); Adam's update by hand, and AdamState on a vector of
+// its own against the network's; the gradient norm and scaling; the losses' values and their
 // stability far out.
 //
 // Tolerance. In double with step h = 1e-5 the central difference has truncation error about
@@ -256,6 +258,90 @@ TEST_CASE("Adam: two steps by hand, bias-corrected as torch.optim.Adam") {
   CHECK(mlp.adam_steps() == 2);
 }
 
+TEST_CASE("a caller's loss of the outputs: gradient matches central differences (double)") {
+  // A policy with a tanh output of 3 and chunks of 3 rows (7 rows: 3, 3, 1), so the callback
+  // sees each chunk's rows at their offset and the gradient adds up over chunks. The loss is
+  // nonlinear in the outputs, L = sum_rj c_rj sin(2 y_rj) + (y_rj - t_rj)^2 / 2.
+  const std::vector<std::int64_t> hidden{6, 5};
+  const auto shape = lrn::policy_shape(4, hidden, 3);
+  lrn::EigenMlp<double> mlp(shape, as_double(lrn::initial_weights(shape, 51).parameters), {},
+                            /*chunk_rows=*/3);
+  const std::int64_t rows = 7;
+  const auto inputs = normal_values(static_cast<std::size_t>(rows * 4), 52);
+  const auto c = normal_values(static_cast<std::size_t>(rows * 3), 53);
+  const auto t = normal_values(static_cast<std::size_t>(rows * 3), 54);
+  std::vector<std::int64_t> seen;
+  const auto loss = [&](std::span<const double> y, std::int64_t first, std::int64_t n,
+                        std::span<double> d) {
+    seen.push_back(first);
+    seen.push_back(n);
+    double sum = 0.0;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n * 3); ++i) {
+      const std::size_t k = static_cast<std::size_t>(first * 3) + i;
+      sum += c[k] * std::sin(2 * y[i]) + 0.5 * (y[i] - t[k]) * (y[i] - t[k]);
+      d[i] = 2 * c[k] * std::cos(2 * y[i]) + (y[i] - t[k]);
+    }
+    return sum;
+  };
+  CHECK(worst_relative_error(mlp, [&] { return mlp.output_loss_gradient(inputs, rows, loss); }) <
+        1e-6);
+  CHECK(std::vector<std::int64_t>(seen.begin(), seen.begin() + 6) ==
+        std::vector<std::int64_t>{0, 3, 3, 3, 6, 1});
+}
+
+TEST_CASE("output_gradient from a given dL/dy matches central differences of sum c.y (double)") {
+  const std::vector<std::int64_t> hidden{5, 5};
+  const auto shape = lrn::policy_shape(3, hidden, 2);
+  lrn::EigenMlp<double> mlp(shape, as_double(lrn::initial_weights(shape, 61).parameters), {},
+                            /*chunk_rows=*/4);
+  const std::int64_t rows = 9;
+  const auto inputs = normal_values(static_cast<std::size_t>(rows * 3), 62);
+  const auto c = normal_values(static_cast<std::size_t>(rows * 2), 63);
+  std::vector<double> y(c.size());
+  CHECK(worst_relative_error(mlp, [&] {
+          mlp.output_gradient(inputs, c, rows);
+          mlp.predict(inputs, rows, y);
+          double sum = 0.0;
+          for (std::size_t i = 0; i < y.size(); ++i) sum += c[i] * y[i];
+          return sum;
+        }) < 1e-6);
+}
+
+TEST_CASE("gradient norm and scaling; AdamState on a vector of its own steps as the network") {
+  const auto shape = lrn::policy_shape(5, std::vector<std::int64_t>{16, 16}, 3);
+  const auto w = lrn::initial_weights(shape, 71);
+  lrn::EigenMlp<float> mlp(shape, w.parameters);
+  const std::int64_t rows = 20;
+  const auto xd = normal_values(static_cast<std::size_t>(rows * 5), 72);
+  const auto dd = normal_values(static_cast<std::size_t>(rows * 3), 73);
+  const std::vector<float> x(xd.begin(), xd.end()), d(dd.begin(), dd.end());
+  mlp.output_gradient(x, d, rows);
+  const std::vector<float> g(mlp.gradient().begin(), mlp.gradient().end());
+  double sum = 0.0;
+  for (const float v : g) sum += static_cast<double>(v) * v;
+  CHECK(mlp.gradient_norm() == doctest::Approx(std::sqrt(sum)).epsilon(1e-15));
+  mlp.scale_gradient(0.5f);
+  for (std::size_t i = 0; i < g.size(); ++i) CHECK(mlp.gradient()[i] == 0.5f * g[i]);
+  CHECK(mlp.gradient_norm() == doctest::Approx(0.5 * std::sqrt(sum)).epsilon(1e-15));
+
+  // The same update applied by an AdamState to a copy of the parameters: the same bytes.
+  const lrn::AdamOptions adam{1e-3, 0.9, 0.999, 1e-8};
+  lrn::EigenMlp<float> net(shape, w.parameters, adam);
+  lrn::AdamState<float> state(shape.parameter_count(), adam);
+  std::vector<float> copy = w.parameters;
+  for (int step = 0; step < 3; ++step) {
+    net.output_gradient(x, d, rows);
+    const std::vector<float> grad(net.gradient().begin(), net.gradient().end());
+    net.adam_step();
+    state.step(copy, grad);
+    CHECK(std::memcmp(copy.data(), net.parameters().data(), copy.size() * sizeof(float)) == 0);
+  }
+  CHECK(state.steps() == 3);
+  check_throws_naming([&] { state.step(std::span<float>(copy).first(3), copy); },
+                      "parameters.size()");
+  check_throws_naming([&] { lrn::AdamState<float>(-1, adam); }, "size");
+}
+
 TEST_CASE("Bradley-Terry loss: value, gradient, and no overflow far out") {
   // one pair, H = 2: x = (1 + 2) - (0.5 - 1) = 3.5
   const std::vector<double> v{1.0, 2.0, 0.5, -1.0};
@@ -300,5 +386,8 @@ TEST_CASE("EigenMlp: argument checks") {
   check_throws_naming([&] { mlp.predict(x, 6, out); }, "outputs.size()");
   check_throws_naming([&] { lrn::EigenMlp<float>(shape, w.parameters, {-1.0}); },
                       "adam.learning_rate");
+  check_throws_naming([&] { mlp.output_gradient(x, std::vector<float>(5), 6); },
+                      "d_outputs.size()");
+  check_throws_naming([&] { mlp.output_loss_gradient(x, 0, {}); }, "rows");
   check_throws_naming([&] { lrn::value_shape(2, std::vector<std::int64_t>{0}); }, "hidden[0]");
 }

@@ -1,0 +1,136 @@
+// `ltt behavior train` (reference_pipeline/cli/behavior.cpp): a short run's files (checkpoints
+// every --save-every epochs and after the last, run.csv, run.json, training.svg, the summary and
+// --json), the same bytes again with 2 stepping threads, and the refusals of bad input (exit 2,
+// one line naming the flag, nothing written).
+
+#include <behavior/checkpoint.hpp>
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "run_program.hpp"
+
+namespace behavior_program_test {
+
+using namespace ltt_cli_test;
+namespace fs = std::filesystem;
+
+const std::string small = "--task car-run --epochs 3 --steps-per-epoch 800 --hidden 16,16 ";
+
+// run.csv without its last column (the seconds).
+std::string without_seconds(const std::string& csv) {
+  std::string out;
+  std::size_t begin = 0;
+  while (begin < csv.size()) {
+    const std::size_t end = csv.find('\n', begin);
+    const std::string line = csv.substr(begin, end - begin);
+    out += line.substr(0, line.rfind(',')) + "\n";
+    begin = end + 1;
+  }
+  return out;
+}
+
+TEST_CASE("ltt behavior train: checkpoints, run.csv, run.json, training.svg; same bytes again") {
+  const fs::path out = scratch_dir() / "behavior-run";
+  const Result r = run_ltt("behavior train " + small + "--save-every 2 --seed 5 --out " + q(out));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("3 epochs, 2400 steps") != std::string::npos);
+  for (const char* name :
+       {"checkpoint-0002.ltt", "checkpoint-0003.ltt", "run.csv", "run.json", "training.svg"}) {
+    CAPTURE(name);
+    CHECK(fs::is_regular_file(out / name));
+  }
+  CHECK(!fs::exists(out / "checkpoint-0001.ltt"));
+  const ltt::behavior::PolicyCheckpoint c =
+      ltt::behavior::load_checkpoint(out / "checkpoint-0003.ltt");
+  CHECK(c.task == "car-run");
+  CHECK(c.epoch == 3);
+  CHECK(c.environment_steps == 2400);
+  CHECK(c.policy.observation_dim() == 6);
+  CHECK(c.policy.action_dim() == 2);
+  CHECK(c.policy.mean.shape.widths == std::vector<std::int64_t>{6, 16, 16, 2});
+  // the task's schedule, 50 -> 2 over fractions 800/3000 -> 2800/3000, at epoch 3 of 3 (2/3):
+  // 50 - 48 (2000 - 800) / 2000
+  CHECK(c.cost_limit == doctest::Approx(21.2).epsilon(1e-14));
+  const std::string csv = slurp(out / "run.csv");
+  CHECK(lines(csv) == 4);
+  CHECK(csv.starts_with("epoch,environment_steps,cost_limit,multiplier,"));
+  CHECK(slurp(out / "training.svg").starts_with("<?xml"));
+  const auto run = json_object(slurp(out / "run.json"));
+  CHECK(run.at("task") == "\"car-run\"");
+  CHECK(run.at("seed") == "5");
+  CHECK(run.at("build").find("build: ") != std::string::npos);
+  CHECK(run.at("command_line").find("\"behavior\", \"train\", \"--task\", \"car-run\"") !=
+        std::string::npos);
+  CHECK(run.at("settings").find("\"episodes_per_epoch\": 4") != std::string::npos);
+
+  // 2 stepping threads, --json: the same checkpoint bytes and run.csv but the seconds.
+  const fs::path again = scratch_dir() / "behavior-run-2";
+  const Result r2 = run_ltt("behavior train " + small +
+                            "--save-every 2 --seed 5 --threads 2 --json --out " + q(again));
+  REQUIRE_MESSAGE(r2.code == 0, r2.err);
+  const auto summary = json_object(r2.out);
+  CHECK(summary.at("epochs") == "3");
+  CHECK(summary.at("checkpoints") == "[\"checkpoint-0002.ltt\", \"checkpoint-0003.ltt\"]");
+  CHECK(slurp(again / "checkpoint-0003.ltt") == slurp(out / "checkpoint-0003.ltt"));
+  CHECK(slurp(again / "checkpoint-0002.ltt") == slurp(out / "checkpoint-0002.ltt"));
+  CHECK(without_seconds(slurp(again / "run.csv")) == without_seconds(csv));
+}
+
+TEST_CASE("ltt behavior train: bad input exits 2 with one line, nothing written") {
+  const fs::path dir = scratch_dir() / "behavior-refusals";
+  fs::create_directories(dir);
+  const fs::path file = dir / "a-file";
+  std::ofstream(file) << "x";
+  const fs::path earlier = dir / "earlier-run";
+  fs::create_directories(earlier);
+  std::ofstream(earlier / "run.json") << "{}";
+  const fs::path out = dir / "new";
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"--task cheetah --out " + q(out),
+       "--task: 'cheetah' is not a task the trainer knows (car-run"},
+      {"--task car-run --epochs 0 --out " + q(out), "--epochs: 0 must be at least 1"},
+      {"--task car-run --epochs abc --out " + q(out), "--epochs: 'abc' is not a number"},
+      {"--task car-run --epochs 2.5 --out " + q(out), "is not a whole number"},
+      {"--task car-run --steps-per-epoch 150 --out " + q(out),
+       "--steps-per-epoch: 150 must be a positive multiple of car-run's horizon 200"},
+      {"--task car-run --hidden 64,x --out " + q(out), "--hidden: 'x' is not a width"},
+      {"--task car-run --lr -1 --out " + q(out), "--lr: -1 must be > 0"},
+      {"--task car-run --gamma 2 --out " + q(out), "--gamma: 2 must lie in [0, 1]"},
+      {"--task car-run --cost-end nan --out " + q(out), "--cost-end: 'nan' is not a number"},
+      {"--task car-run --hold-until 0.9 --reach-at 0.5 --out " + q(out),
+       "--reach-at: 0.5 must not be below --hold-until 0.9"},
+      {"--task car-run --threads 0 --out " + q(out), "--threads: 0 must be at least 1"},
+      {"--task car-run --out " + q(file), "exists and is not a directory"},
+      {"--task car-run --out " + q(earlier), "already holds a training run (run.json)"},
+      {"--out " + q(out), "missing required flag --task"},
+      {"--task car-run", "missing required flag --out"},
+      {"--task car-run --out " + q(out) + " --quiet --progress", "exclude each other"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const Result r = run_ltt("behavior train " + c.args);
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK_MESSAGE(r.err.find(c.message) != std::string::npos, r.err);
+    CHECK(!fs::exists(out));
+  }
+  CHECK(slurp(earlier / "run.json") == "{}");
+  const Result none = run_ltt("behavior");
+  CHECK(none.code == 2);
+  CHECK(none.err.find("missing train") != std::string::npos);
+  const Result other = run_ltt("behavior fit");
+  CHECK(other.code == 2);
+  CHECK(other.err.find("'fit' is not train") != std::string::npos);
+  const Result help = run_ltt("behavior train --help");
+  CHECK(help.code == 0);
+  CHECK(help.out.find("--save-every") != std::string::npos);
+  CHECK(run_ltt("--help").out.find("behavior") != std::string::npos);
+}
+
+}  // namespace behavior_program_test
