@@ -101,6 +101,15 @@ std::string fidelity_section(const PipelineResult& r) {
      << "Pool: " << r.pool_unsafe << " of " << r.pool_episodes << " episodes over the budget "
      << fixed(r.task.budget, 0) << ", mean episodic cost " << fixed(r.pool_mean_cost, 2)
      << ".\n\n![the pool's episodic costs](cost_histogram.svg)\n\n";
+  if (const std::string split = cost_split_table(r); !split.empty())
+    md << "Where each clone's cost comes from. Every episode knows the behavior checkpoint that "
+          "produced it; each checkpoint ran " << r.options.behavior_cost_episodes
+       << " fresh episodes, and a selection's policy data cost is the mean of its checkpoints' "
+          "costs. The cloning gap (clone cost minus data cost) is then the selection's luck "
+          "(policy data cost minus data cost: how much cheaper the selected episodes were than "
+          "their checkpoints usually are) plus the cloner's share (clone cost minus policy data "
+          "cost).\n\n"
+       << split << "\n";
   for (const SeedResult& s : r.seeds)
     md << "- seed " << s.seed << ": the calibrated selection ("
        << (s.calibrated.certificate.certified ? "certified" : "uncertified fallback") << ") holds "

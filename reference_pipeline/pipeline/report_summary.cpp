@@ -7,6 +7,8 @@
 
 #include "pipeline/report.hpp"
 
+#include <algorithm>
+
 namespace ltt::pipeline {
 
 namespace {
@@ -43,6 +45,22 @@ std::string summary_table(const PipelineResult& r) {
   return md.str();
 }
 
+std::string cost_split_table(const PipelineResult& r) {
+  const bool known = std::any_of(r.summary.begin(), r.summary.end(),
+                                 [](const MethodSummary& m) { return m.policy_data_cost.has_value(); });
+  if (!known) return {};
+  std::ostringstream md;
+  md << "| method | clone cost | data cost | policy data cost | selection luck | cloner share |\n"
+     << "|---|---:|---:|---:|---:|---:|\n";
+  for (const MethodSummary& m : r.summary) {
+    if (!m.policy_data_cost) continue;  // never cloned
+    md << "| " << m.name << " | " << with_ci(m.cost) << " | " << with_ci(m.data_cost) << " | "
+       << with_ci(*m.policy_data_cost) << " | " << with_ci(*m.selection_luck) << " | "
+       << with_ci(*m.cloner_share) << " |\n";
+  }
+  return md.str();
+}
+
 // "certified at quantile 0.45: 551 of 1000 trajectories (p = 0.0201 at m = 115, k = 20)".
 std::string certificate_line(const SeedResult& s) {
   const curation::Certificate& c = s.calibrated.certificate;
@@ -65,6 +83,10 @@ std::string run_summary(const PipelineResult& r) {
       << ", delta = " << fixed(r.options.calibration.delta, 2)
       << ", n = " << r.options.calibration_size << "\n\n"
       << summary_table(r) << "\n";
+  if (const std::string split = cost_split_table(r); !split.empty())
+    out << "where each clone's cost comes from (clone cost - data cost = selection luck + cloner "
+           "share):\n\n"
+        << split << "\n";
   for (const SeedResult& s : r.seeds)
     out << "seed " << s.seed << ": " << certificate_line(s) << "\n";
   out << "\n";
