@@ -21,7 +21,7 @@
 #include <learning/progress.hpp>
 
 #include "curation_flags.hpp"
-#include "output_directory.hpp"
+#include <certification/output_directory.hpp>
 #include "subcommand.hpp"
 #include "training_figure.hpp"
 #include "version.hpp"
@@ -29,6 +29,8 @@
 namespace ltt::cli {
 
 namespace behavior_subcommand {
+
+using namespace certification;
 
 namespace fs = std::filesystem;
 namespace bhv = ltt::behavior;
@@ -181,7 +183,7 @@ TrainRequest read_train_flags(const Arguments& args, const Invocation& call) {
 // The run's files are named in --out DIR; an earlier run there (its run.json, run.csv or a
 // checkpoint) is refused rather than mixed with this one's.
 void check_run_directory(const fs::path& out) {
-  check_output_directory(out, {{"run.json"}, {"run.csv"}, {"training.svg"}}, {});
+  certification::check_output_directory(out, {{"run.json"}, {"run.csv"}, {"training.svg"}}, {});
   std::error_code ec;
   if (!fs::is_directory(out, ec)) return;
   for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {
