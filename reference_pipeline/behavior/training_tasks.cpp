@@ -6,6 +6,7 @@
 
 #include <tasks/car_run.hpp>
 #include <tasks/environment.hpp>
+#include <tasks/velocity.hpp>
 
 #include "behavior/check.hpp"
 
@@ -20,14 +21,40 @@ EnvironmentFactory adapter() {
   };
 }
 
-const std::array<TrainingTask, 1>& table() {
+EnvironmentFactory velocity(std::string_view name) {
+  const tasks::VelocityTaskSpec& spec = tasks::velocity_task(name);
+  return [&spec](std::uint64_t seed) -> std::unique_ptr<tasks::Environment> {
+    return std::make_unique<tasks::VelocityEnvironment>(spec, seed);
+  };
+}
+
+// A velocity task with DSRL's configuration for it (scripts/train_trpol_expert.py,
+// Mujoco*Cfg): the cost limit from cost_start to cost_end between epochs epoch_start and
+// epoch_end of `epoch`, 10 episodes of 1000 steps an epoch, gamma 0.995.
+TrainingTask velocity_task(std::string_view name, double cost_start, double cost_end,
+                           double epoch_start, double epoch_end, double epochs,
+                           std::string_view from) {
+  const tasks::VelocityTaskSpec& spec = tasks::velocity_task(name);
+  return TrainingTask{spec.name,
+                      {spec.observation_dim, spec.action_dim, spec.horizon},
+                      spec.budget,
+                      velocity(name),
+                      {cost_start, cost_end, epoch_start / epochs, epoch_end / epochs},
+                      static_cast<std::int64_t>(epochs),
+                      10,
+                      0.995,
+                      {64, 64},
+                      from};
+}
+
+const std::array<TrainingTask, 4>& table() {
   // car-run is a velocity task in miniature (a speed limit, cost 1 per step over it): its
   // schedule keeps the shape of DSRL's velocity runs (train_trpol_expert.py: a limit of 25% of
   // the horizon's steps until 800/3000 of the run, down to 1% at 2800/3000), at its horizon of
   // 200 steps: 50 -> 2. DSRL's default discount (0.99); 300 epochs of 10 episodes (2,000 steps)
   // reach the policies' plateau on it; 64 x 64 networks learn it at least as well as DSRL's
   // 128 x 128 in a third of the time (docs/behavior.md, "car-run").
-  static const std::array<TrainingTask, 1> tasks{TrainingTask{
+  static const std::array<TrainingTask, 4> tasks{TrainingTask{
       "car-run",
       {tasks::CarRun::observation_dim, tasks::CarRun::action_dim, tasks::CarRun::horizon},
       tasks::CarRun::budget,
@@ -37,7 +64,13 @@ const std::array<TrainingTask, 1>& table() {
       10,
       0.99,
       {64, 64},
-      "DSRL's velocity schedule scaled to the 200-step horizon (docs/behavior.md)"}};
+      "DSRL's velocity schedule scaled to the 200-step horizon (docs/behavior.md)"},
+      velocity_task("half-cheetah-velocity", 250, 10, 800, 2800, 3000,
+                    "DSRL scripts/train_trpol_expert.py MujocoHalfCheetahCfg"),
+      velocity_task("hopper-velocity", 250, 10, 800, 2500, 3000,
+                    "DSRL scripts/train_trpol_expert.py MujocoHopperCfg"),
+      velocity_task("swimmer-velocity", 200, 10, 800, 2500, 3000,
+                    "DSRL scripts/train_trpol_expert.py MujocoSwimmerCfg")};
   return tasks;
 }
 
