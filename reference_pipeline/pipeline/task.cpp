@@ -9,6 +9,10 @@
 #include <tasks/car_run.hpp>
 #include <tasks/point_goal.hpp>
 #include <tasks/point_goal_rim.hpp>
+#include <tasks/velocity.hpp>
+
+#include <behavior/collection.hpp>
+#include <behavior/committed_runs.hpp>
 
 namespace ltt::pipeline {
 namespace {
@@ -28,6 +32,35 @@ Task continuous_task(std::string name, std::string summary,
   t.environment = [](std::uint64_t seed) -> std::unique_ptr<Environment> {
     return std::make_unique<tasks::EnvironmentAdapter<Env>>(seed);
   };
+  return t;
+}
+
+// A MuJoCo velocity task (tasks/velocity.hpp) whose behavior data is collected from its
+// committed PPO-Lagrangian run (behavior/committed_runs.hpp) as DSRL collected its velocity
+// datasets (behavior/collection.hpp): rmin 0 and DSRL's cmax for the task
+// (scripts/train_trpol_expert.py: 250, swimmer 200). A task without a committed run is not
+// registered.
+Task velocity_task(const tasks::VelocityTaskSpec& spec, double cost_ceiling,
+                   std::string summary) {
+  Task t;
+  t.name = std::string(spec.name);
+  t.summary = std::move(summary);
+  t.budget = spec.budget;
+  t.horizon = spec.horizon;
+  t.observation_dim = spec.observation_dim;
+  t.action_dim = spec.action_dim;
+  t.cost_range = static_cast<double>(spec.horizon) * spec.max_step_cost;
+  const behavior::EnvironmentFactory make = [&spec](std::uint64_t seed)
+      -> std::unique_ptr<tasks::Environment> {
+    return std::make_unique<tasks::VelocityEnvironment>(spec, seed);
+  };
+  const behavior::EnvironmentSpec env{spec.observation_dim, spec.action_dim, spec.horizon};
+  t.generate = [&spec, make, env, cost_ceiling](std::int64_t n, std::uint64_t seed) {
+    behavior::CollectionOptions o;
+    o.cost_ceiling = cost_ceiling;
+    return behavior::collect_dataset(make, env, behavior::committed_run(spec.name), n, seed, o);
+  };
+  t.environment = make;
   return t;
 }
 
@@ -70,7 +103,21 @@ const std::vector<Task>& registry() {
             return tasks::generate_point_goal_rim(n, seed);
           }),
   };
-  return tasks;
+  static const std::vector<Task> with_velocity = [] {
+    std::vector<Task> all = tasks;
+    const std::pair<std::string_view, double> velocity[] = {
+        {"half-cheetah-velocity", 250}, {"hopper-velocity", 250}, {"swimmer-velocity", 200}};
+    for (const auto& [name, cost_ceiling] : velocity)
+      if (!behavior::committed_run(name).empty())
+        all.push_back(velocity_task(
+            tasks::velocity_task(name), cost_ceiling,
+            data::cat(name, " after Safety-Gymnasium's v1 task on MuJoCo (cost 1 a step over the "
+                            "velocity threshold), behavior collected like DSRL's: the committed "
+                            "PPO-Lagrangian run's checkpoints through FSRL's trajectory buffer "
+                            "(budget 20)")));
+    return all;
+  }();
+  return with_velocity;
 }
 
 }  // namespace
