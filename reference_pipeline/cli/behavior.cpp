@@ -73,8 +73,9 @@ const Command& train_command() {
        "fraction of the run until which the limit stays at --cost-start (default: the task's)"},
       {"reach-at", FlagKind::unit,
        "fraction of the run at which it reaches --cost-end, linearly (default: the task's)"},
-      {"normalize-observations", FlagKind::boolean,
-       "z-score the networks' inputs by running statistics (folded into each checkpoint)"},
+      {"normalize-observations", FlagKind::text,
+       "on or off: z-score the networks' inputs by running statistics, folded into each "
+       "checkpoint (default: the task's)"},
       {"quiet", FlagKind::boolean, "no progress lines on stderr"},
       {"progress", FlagKind::boolean, "progress lines on stderr even when it is not a terminal"},
       {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
@@ -164,7 +165,12 @@ TrainRequest read_train_flags(const Arguments& args, const Invocation& call) {
   if (o.cost_limit.reach_at < o.cost_limit.hold_until)
     throw BadInput(cat("--reach-at: ", shortest(o.cost_limit.reach_at),
                        " must not be below --hold-until ", shortest(o.cost_limit.hold_until)));
-  o.observation_normalization = args.flag("normalize-observations");
+  if (args.has("normalize-observations")) {
+    const std::string& on = args.text("normalize-observations");
+    if (on != "on" && on != "off")
+      throw BadInput(cat("--normalize-observations: ", in_quotes(on), " is not on or off"));
+    o.observation_normalization = on == "on";
+  }
   if (args.flag("quiet") && args.flag("progress"))
     throw BadInput("--quiet and --progress exclude each other");
   r.progress = args.flag("quiet")      ? learning::Progress::quiet
