@@ -14,10 +14,10 @@
 // each order statistic and its tie-extended selection size by binary search. The counter
 // `ratio_to_sort` on the grid is peer time / ltt time (the peer is timed once per run).
 //
-// Reading: the CSV reader of the `ltt` program (reference_pipeline/cli/table_reader.hpp) on a
-// 1e6-row pool held in memory (id,score,return,cost,length; 72 MB), and the whole pool reader
-// (pool_file.hpp, read_pool_csv: parse, five columns, id index) on the same text. The end-to-end
-// time of `ltt certify` is measured on the built program; docs/cli.md gives the command and the
+// Reading: the CSV reader of the `ltt` program (reference_pipeline/certification/
+// table_reader.hpp) on a 1e6-row pool held in memory (id,score,return,cost,length; 72 MB), and
+// the whole pool reader (pool_file.hpp, read_pool_csv: parse, five columns, id index) on the
+// same text. The end-to-end time of `ltt certify` is measured on the built program; docs/cli.md gives the command and the
 // figure.
 //
 // The pool: scores uniform on [0, 1) from a seeded std::mt19937_64; trajectory i unsafe with
@@ -36,8 +36,8 @@
 #include <curation/curation.hpp>
 #include <ltt/certificate_triple.hpp>
 
-#include "../reference_pipeline/cli/pool_file.hpp"
-#include "../reference_pipeline/cli/table_reader.hpp"
+#include <certification/pool_file.hpp>
+#include <certification/table_reader.hpp>
 
 namespace {
 
@@ -179,9 +179,9 @@ const std::string& pool_csv() {
 void BM_csv_records(benchmark::State& state) {
   const std::string& text = pool_csv();
   for (auto _ : state) {
-    ltt::cli::CsvFile csv("pool.csv", text);
+    ltt::certification::CsvFile csv("pool.csv", text);
     std::int64_t rows = 0;
-    for (ltt::cli::CsvRecord row; csv.next(row);) ++rows;
+    for (ltt::certification::CsvRecord row; csv.next(row);) ++rows;
     benchmark::DoNotOptimize(rows);
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
@@ -190,7 +190,7 @@ void BM_csv_records(benchmark::State& state) {
 void BM_csv_pool(benchmark::State& state) {
   const std::string& text = pool_csv();
   for (auto _ : state)
-    benchmark::DoNotOptimize(ltt::cli::read_pool_csv(ltt::cli::CsvFile("pool.csv", text)));
+    benchmark::DoNotOptimize(ltt::certification::read_pool_csv(ltt::certification::CsvFile("pool.csv", text)));
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
 }
 

@@ -5,7 +5,7 @@
 
 Each REPORT_DIR holds one task's report.json (`ltt pipeline --preset demo --seeds 1,2,3`).
 Prints one Markdown table: a row per measure, the paper's PointGoal1 value and the target band
-(issue 22: data and scorer properties, not the method's claims), then each task's value over its
+(docs/tasks.md: data and scorer properties, not the method's claims), then each task's value over its
 seeds (mean, and min to max when several) and whether it lies in the band. Standard library only.
 """
 import json

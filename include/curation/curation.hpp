@@ -13,8 +13,10 @@
 #include <curation/reward_curation.hpp>
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
+#include <curation/sequential_certificate.hpp>
 #include <curation/sequential_options.hpp>
 #include <curation/sequential_selection.hpp>
+#include <curation/sequential_walk.hpp>
 #include <curation/streamed_scores.hpp>
 #include <curation/threshold_grid.hpp>
 #include <curation/trajectory_pool.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// The settings of the sequential walk (<curation/sequential_selection.hpp>, issue 16): the
+// The settings of the sequential walk (<curation/sequential_selection.hpp>): the
 // label order, the stopping rules and their `--stop` names, the levels, the prior and the
 // share of delta spent on the exact test at the cap. docs/sequential.md explains each.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Guarantee validation of the sequential walk (<curation/sequential_selection.hpp>, issue 16):
+// Guarantee validation of the sequential walk (<curation/sequential_selection.hpp>):
 // the harness of <curation/validation.hpp> with one random label order per draw instead of one
 // calibration sample, walked until its stopping rule fires. Per draw d, the label order (of
 // walk.order) is seeded by validation_draw_seed(seed, d), so any run replays through

@@ -1,5 +1,5 @@
 #pragma once
-// Anytime-valid composition p-value (issue 16): the test of H0: U >= U* = floor(alpha N_sel) + 1
+// Anytime-valid composition p-value: the test of H0: U >= U* = floor(alpha N_sel) + 1
 // for a selection of N_sel trajectories whose labels arrive one at a time, each a uniform draw
 // without replacement from the selection's unlabeled trajectories.
 //
@@ -108,7 +108,7 @@ namespace detail {
 
 // sum += term in long double with a bound on the addition's rounding added to `error`: round
 // to nearest errs by at most 2^-64 |exact sum|, bounded here by 2^-63 of the rounded one. The
-// error of a running sum grows with its magnitude, not with the term's (issue 24: 200,000
+// error of a running sum grows with its magnitude, not with the term's (200,000
 // labels give |log L| near 6e4, where one addition errs by up to 3e-15).
 inline void add_rounded(long double& sum, long double& error, long double term) {
   sum += term;

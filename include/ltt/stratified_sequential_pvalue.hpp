@@ -1,5 +1,5 @@
 #pragma once
-// Anytime-valid composition test from stratified labels (issue 16, the stratified label order
+// Anytime-valid composition test from stratified labels (the stratified label order
 // of <curation/sequential_selection.hpp>). A selection S = D_0 u ... u D_{s-1} is cut into
 // disjoint strata; labels arrive one at a time, each from a stratum the labeler picks from the
 // labels so far (a predictable choice), and within that stratum as a uniform draw without

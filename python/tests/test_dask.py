@@ -1,5 +1,5 @@
 # ltt.dask.episode_scores on a dask.distributed LocalCluster of 2 worker processes whose memory
-# limit is below the dataset's size (issue 25): exactly the bytes `ltt score --model` writes to
+# limit is below the dataset's size: exactly the bytes `ltt score --model` writes to
 # scores.npy for the 4 files read as one dataset (LTT_PROGRAM), and SafetyValue.scores of each
 # file. The files have episodes that cross the 65536-row blocks, one longer than two blocks, and
 # a dropped tail.

@@ -31,10 +31,15 @@
 #include <system_error>
 #include <vector>
 
-#include "bad_input.hpp"
-#include "format.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
 
 namespace ltt::cli {
+
+// The commands use the names of the certification room (reference_pipeline/certification/,
+// below both cli/ and label/) unqualified: BadInput, the program's text (cat, in_quotes,
+// JsonWriter, ...), tables, pool files, output rules, the certification stage.
+using namespace ltt::certification;
 
 enum class FlagKind {
   count,      // integer in [0, 2^53]; "1e6" and "2000.0" are accepted when exactly whole

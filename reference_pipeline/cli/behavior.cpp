@@ -17,11 +17,11 @@
 #include <behavior/ppo_lagrangian.hpp>
 #include <behavior/run_log.hpp>
 #include <behavior/training_tasks.hpp>
+#include <certification/output_directory.hpp>
 #include <data/atomic_output.hpp>
 #include <learning/progress.hpp>
 
 #include "curation_flags.hpp"
-#include "output_directory.hpp"
 #include "subcommand.hpp"
 #include "training_figure.hpp"
 #include "version.hpp"

@@ -10,8 +10,9 @@
 
 #include <ltt/certification_rate.hpp>
 
+#include <certification/format.hpp>
+
 #include "first_selection.hpp"
-#include "format.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {

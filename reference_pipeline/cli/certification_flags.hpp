@@ -1,42 +1,41 @@
 #pragma once
-// The flags of the certification stage (`ltt certify`, and `ltt curate` after scoring) and what
-// they set, read and checked before any file is read:
+// The flags of the certification stage (`ltt certify`, `ltt curate` after scoring, and `ltt
+// label budget`) and what they set in certification::Inputs (certification/inputs.hpp), read
+// and checked before any file is read:
 //
+//   certify_flags                            the flags of `ltt certify`
+//   read_pool_flags, read_state_value_flags  --pool, or --dataset with --scores; --state-values
+//                                            with --aggregation
 //   read_label_flags, read_selection_flags   --labels or --draw/--budget/--seed; --gate and the
 //                                            walk's options (alpha, delta, grid, ...)
+//   read_walk_flags                          --sequential's walk: --seed, --stop, --n, --order,
+//                                            --refusal-rate, --alpha, --delta, --grid,
+//                                            --min-selection
 //   read_transition_mask                     --transition-mask, a .npy
-//   check_outputs                            what --selection writes (from its name); each
-//                                            output against the rule of output_paths.hpp (no
-//                                            input, no other output, no device, FIFO or
-//                                            link): before any work
 
 #include <cstdint>
-#include <filesystem>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
 #include <curation/calibrated_selection.hpp>
-#include <curation/score_aggregation.hpp>
+#include <curation/sequential_options.hpp>
 
-#include <data/dataset_files.hpp>
-#include <data/dsrl.hpp>
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+#include <certification/gate.hpp>
+#include <certification/inputs.hpp>
+#include <certification/sequential_certification.hpp>
 
 #include "arguments.hpp"
-#include "bad_input.hpp"
 #include "curation_flags.hpp"
-#include "dataset_file.hpp"
-#include "format.hpp"
-#include "gate.hpp"
-#include "output_paths.hpp"
-#include "selection_format.hpp"
 
-namespace ltt::cli::certification {
+namespace ltt::cli {
 
 namespace cur = ltt::curation;
+using certification::Inputs;
+using certification::SequentialRequest;
 
 inline constexpr Flag certify_flags[] = {
     {"pool", FlagKind::text, "CSV id,score[,return,cost,length], or .npy of scores"},
@@ -88,38 +87,38 @@ inline constexpr Flag certify_flags[] = {
      "standard input (after --labels, if given)"},
 };
 
-// What the flags ask for: the files read and written, and the settings of the stage.
-struct Inputs {
-  std::optional<std::string> pool_file;
-  bool pool_npy = false;
-  std::optional<std::string> dataset_file;  // as named: one path, or the names given, joined
-  std::vector<std::filesystem::path>
-      dataset_files;  // every file of the dataset (dataset_files.hpp)
-  data::DsrlStore dataset_store = data::DsrlStore::hdf5;  // of the first file
-  std::optional<std::string> scores_file;
-  std::optional<std::string> state_values;
-  cur::Aggregator aggregator;
-  std::string aggregation_name;
-  std::optional<std::string> labels_file;
-  std::optional<std::int64_t> draw;
-  std::optional<double> budget;
-  std::int64_t seed = 0;
-  Gate gate = Gate::none;
-  double kappa = 2.0;
-  bool override_gate = false;
-  std::optional<std::string> certificate_file, selection_file, transition_mask_file;
-  std::optional<std::string> record_file;  // --sequential: every label, --labels' and typed
-  SelectionFormat selection_format = SelectionFormat::ids;
-};
-
-// The files --dataset names (files, directories, glob patterns), expanded into `in`.
-inline void read_dataset_names(const DatasetNames& names, Inputs& in) {
-  in.dataset_files = names.files;
-  in.dataset_file = names.shown;
-  in.dataset_store = data::store_for(names.files.front());
+// --pool or --dataset, and --scores for a dataset.
+inline void read_pool_flags(const Arguments& args, Inputs& in) {
+  if (args.has("pool") == args.has("dataset"))
+    throw BadInput(args.has("pool") ? "--pool and --dataset exclude each other"
+                                    : "missing --pool (or --dataset)");
+  if (args.has("pool")) {
+    in.pool_file = args.text("pool");
+    in.pool_npy = in.pool_file->ends_with(".npy");
+  } else {
+    read_dataset_names(args.texts("dataset"), in);
+  }
+  if (args.has("scores")) {
+    if (!in.dataset_file)
+      throw BadInput("--scores needs --dataset (a pool file holds its own scores)");
+    in.scores_file = args.text("scores");
+  }
 }
-inline void read_dataset_names(const std::vector<std::string>& named, Inputs& in) {
-  read_dataset_names(dataset_names(named), in);
+
+// --state-values with --aggregation: scores as aggregates of per-state values (a dataset needs
+// them or --scores).
+inline void read_state_value_flags(const Arguments& args, Inputs& in) {
+  if (args.has("state-values")) in.state_values = args.text("state-values");
+  if (in.dataset_file && in.scores_file.has_value() == in.state_values.has_value())
+    throw BadInput(in.scores_file
+                       ? "--scores and --state-values exclude each other"
+                       : "--dataset needs --scores (one per episode) or --state-values (one per "
+                         "row)");
+  if (args.given("aggregation") && !in.state_values)
+    throw BadInput(
+        "--aggregation needs --state-values (the pool's score column is already one "
+        "score per trajectory)");
+  in.aggregator = read_aggregator(args, in.aggregation_name);
 }
 
 // --labels, or --draw with --budget; --seed (of the draw and of --gate resample).
@@ -167,52 +166,29 @@ inline void read_transition_mask(const Arguments& args, Inputs& in) {
                        " is written as a .npy file: name it *.npy"));
 }
 
-// What --selection writes, from its name and the dataset's store (in.selection_file set).
-inline void choose_selection_format(Inputs& in) {
-  in.selection_format = selection_format(*in.selection_file, in.dataset_file, in.dataset_store,
-                                         in.gate, in.dataset_files.size());
-}
-
-// What --selection writes: a file, a directory of .npy files (a dataset in that store), or for
-// several files a directory of datasets.
-inline Destination selection_destination(const Inputs& in) {
-  if (in.selection_format != SelectionFormat::dsrl_dataset) return Destination::file;
-  if (in.dataset_files.size() > 1) return Destination::datasets;
-  return in.dataset_store == data::DsrlStore::npy_directory ? Destination::directory
-                                                            : Destination::file;
-}
-
-// The files `ltt certify` reads, by flag.
-inline NamedPaths input_files(const Inputs& in) {
-  NamedPaths inputs;
-  const std::pair<std::string_view, const std::optional<std::string>*> named[] = {
-      {"pool", &in.pool_file},
-      {"scores", &in.scores_file},
-      {"state-values", &in.state_values},
-      {"labels", &in.labels_file}};
-  for (const auto& [flag, file] : named)
-    if (*file) inputs.emplace_back(flag, **file);
-  for (const std::filesystem::path& file : in.dataset_files) inputs.emplace_back("dataset", file);
-  return inputs;
-}
-
-// The outputs set in `in`, each checked by output_paths.hpp's rule against `inputs`, against
-// `outputs` (files the run writes elsewhere) and against each other; `created_first` is a
-// directory the run creates before writing them (check_output).
-inline void check_outputs(Inputs& in, const NamedPaths& inputs, NamedPaths outputs = {},
-                          const std::filesystem::path& created_first = {}) {
-  if (in.selection_file) choose_selection_format(in);
-  const std::pair<std::string_view, const std::optional<std::string>*> named[] = {
-      {"selection", &in.selection_file},
-      {"transition-mask", &in.transition_mask_file},
-      {"certificate", &in.certificate_file},
-      {"record", &in.record_file}};
-  for (const auto& [flag, file] : named) {
-    if (!*file) continue;
-    check_output(flag, **file, flag == "selection" ? selection_destination(in) : Destination::file,
-                 inputs, outputs, created_first);
-    outputs.emplace_back(flag, **file);
+// The walk's flags, as `ltt certify --sequential` and `ltt label budget` read them; --seed is
+// the label order's, --min-selection the refusal fallback's.
+inline SequentialRequest read_walk_flags(const Arguments& args, Inputs& in) {
+  SequentialRequest r;
+  in.seed = args.count("seed");
+  r.stop = args.text("stop");
+  try {
+    cur::apply_stop_rule(r.stop, r.options);
+  } catch (const std::invalid_argument&) {
+    throw BadInput(cat("--stop: ", in_quotes(r.stop),
+                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
   }
+  r.options.label_cap = args.count("n");
+  if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
+  r.options.order = read_label_order(args);
+  r.options.refusal_rate = args.real("refusal-rate");
+  r.options.alpha = args.real("alpha");
+  r.options.delta = args.real("delta");
+  r.options.quantiles = grid_quantiles(args.text("grid"));
+  // The floor of the uncertified fallback's selection when nothing is certified
+  // (curation::sequential_fallback), as the fixed walk's --min-selection.
+  r.options.minimum_selection = args.count("min-selection");
+  return r;
 }
 
-}  // namespace ltt::cli::certification
+}  // namespace ltt::cli

@@ -16,13 +16,15 @@
 
 #include <data/dsrl.hpp>
 
-#include "certificate_summary.hpp"
-#include "certification.hpp"
-#include "dataset_file.hpp"
-#include "format.hpp"
-#include "pool_file.hpp"
-#include "pool_inputs.hpp"
-#include "sequential_certification.hpp"
+#include <certification/certificate_summary.hpp>
+#include <certification/certification.hpp>
+#include <certification/dataset_file.hpp>
+#include <certification/format.hpp>
+#include <certification/pool_file.hpp>
+#include <certification/pool_inputs.hpp>
+#include <certification/sequential_certification.hpp>
+
+#include "certification_flags.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {

@@ -15,11 +15,13 @@
 
 #include <data/dsrl.hpp>
 
-#include "certificate_summary.hpp"
-#include "certification.hpp"
-#include "dataset_file.hpp"
-#include "format.hpp"
-#include "output_directory.hpp"
+#include <certification/certificate_summary.hpp>
+#include <certification/certification.hpp>
+#include <certification/dataset_file.hpp>
+#include <certification/format.hpp>
+#include <certification/output_directory.hpp>
+
+#include "certification_flags.hpp"
 #include "safety_scoring.hpp"
 #include "subcommand.hpp"
 

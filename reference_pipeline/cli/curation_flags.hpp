@@ -2,22 +2,28 @@
 // Flag values the curation subcommands share (`ltt certify`, `ltt score`, `ltt curate`,
 // `ltt validate`): the --grid list of quantiles, --aggregation with its --percentile (one pair
 // of table entries and one parser), the sequential --order, and real numbers given through text
-// flags (a cost budget, a clip kappa, a percentile), which the flag table's kinds do not cover.
+// flags (a cost budget, a clip kappa, a percentile), which the flag table's kinds do not cover,
+// and the --memory size of `ltt score` and `ltt curate`.
 // Messages name the flag.
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <curation/score_aggregation.hpp>
 #include <curation/sequential_options.hpp>
 
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+
 #include "arguments.hpp"
-#include "bad_input.hpp"
-#include "format.hpp"
 
 namespace ltt::cli {
 
@@ -115,6 +121,37 @@ inline curation::LabelOrder read_label_order(const Arguments& args) {
   } catch (const std::invalid_argument&) {
     throw BadInput(cat("--order: ", in_quotes(name), " is not one of stratified, uniform"));
   }
+}
+
+// --memory: a count of bytes, with an optional unit as people write sizes: K, M, G, T, each
+// also as KB/KiB, MB/MiB, GB/GiB, TB/TiB (either case), and B for bytes. Every unit is a
+// power of 1024 (MB as MiB: a memory budget, as `free` and docker's --memory read it):
+// "1G", "512MiB", "64MB", "300000", "300000B".
+inline std::int64_t memory_bytes(std::string_view text) {
+  constexpr std::string_view prefixes = "kmgt";  // 1024^1 .. 1024^4
+  const auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  const std::size_t digits_end = text.find_first_not_of("0123456789");
+  const std::string_view digits = text.substr(0, digits_end);
+  std::string unit;
+  if (digits_end != std::string_view::npos)
+    for (const char c : text.substr(digits_end)) unit += lower(c);
+  std::int64_t scale = 1;
+  bool known = unit.empty() || unit == "b";
+  if (!known && prefixes.find(unit[0]) != std::string_view::npos &&
+      (unit.size() == 1 || unit.substr(1) == "b" || unit.substr(1) == "ib")) {
+    scale = std::int64_t{1} << (10 * (prefixes.find(unit[0]) + 1));
+    known = true;
+  }
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (!known || digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() ||
+      n < 1 || n > (std::int64_t{1} << 50) / scale)
+    throw BadInput(cat("--memory: ", in_quotes(text),
+                       " is not a size in bytes (a positive count, optionally with K, M, G or T, "
+                       "also written KB or KiB, ...: 512M, 64MiB, 1GB)"));
+  return n * scale;
 }
 
 }  // namespace ltt::cli

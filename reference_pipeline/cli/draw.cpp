@@ -22,11 +22,12 @@
 #include <data/dataset_files.hpp>
 #include <data/dsrl.hpp>
 
+#include <certification/dataset_file.hpp>
+#include <certification/format.hpp>
+#include <certification/output_paths.hpp>
+#include <certification/pool_file.hpp>
+
 #include "curation_flags.hpp"
-#include "dataset_file.hpp"
-#include "format.hpp"
-#include "output_paths.hpp"
-#include "pool_file.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {

@@ -17,8 +17,9 @@
 #include <ltt/certification_rate.hpp>
 #include <ltt/pvalue.hpp>
 
+#include <certification/format.hpp>
+
 #include "arguments.hpp"
-#include "format.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {

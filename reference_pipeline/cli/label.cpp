@@ -21,15 +21,17 @@
 
 #include <data/dsrl.hpp>
 
+#include <certification/dataset_file.hpp>
+#include <certification/output_directory.hpp>
+#include <certification/pool_inputs.hpp>
+#include <certification/sequential_certification.hpp>
+
 #include "budget_session.hpp"
+#include "certification_flags.hpp"
 #include "compare_session.hpp"
-#include "dataset_file.hpp"
 #include "episode_view.hpp"
 #include "journal.hpp"
-#include "output_directory.hpp"
-#include "pool_inputs.hpp"
 #include "scoring_settings.hpp"
-#include "sequential_certification.hpp"
 #include "server.hpp"
 #include "subcommand.hpp"
 

@@ -18,8 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#include "bad_input.hpp"
-#include "format.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+
 #include "subcommand.hpp"
 #include "version.hpp"
 
@@ -47,8 +48,9 @@ std::string program_usage() {
     text += ltt::cli::cat("  ", name, s.summary, "\n");
   }
   text +=
-      "\n`ltt <subcommand> --help` lists its flags. Every subcommand prints a summary, or\n"
-      "exactly one JSON object with --json. Exit 0 on success, 2 on bad input, 1 otherwise.\n"
+      "\n`ltt <subcommand> --help` lists its flags. Every subcommand but `label` prints a\n"
+      "summary, or exactly one JSON object with --json. Exit 0 on success, 2 on bad input, 1\n"
+      "otherwise.\n"
       "`ltt --version` (or -V) prints the version and the build.\n";
   return text;
 }

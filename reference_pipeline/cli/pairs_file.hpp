@@ -11,8 +11,8 @@
 #include <data/dsrl.hpp>
 #include <learning/value_training.hpp>
 
-#include "format.hpp"
-#include "table_reader.hpp"
+#include <certification/format.hpp>
+#include <certification/table_reader.hpp>
 
 namespace ltt::cli {
 

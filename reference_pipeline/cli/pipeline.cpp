@@ -30,8 +30,9 @@
 #include <pipeline/pipeline.hpp>
 #include <pipeline/report.hpp>
 
-#include "format.hpp"
-#include "output_directory.hpp"
+#include <certification/format.hpp>
+#include <certification/output_directory.hpp>
+
 #include "pipeline_config.hpp"
 #include "pipeline_flags.hpp"
 #include "subcommand.hpp"
@@ -221,6 +222,7 @@ pl::PipelineOptions pipeline_options(const Arguments& args, const std::string& t
                        " episodes (labels are drawn without replacement)"));
   if (const auto v = positive("threads")) o.threads = *v;
   if (const auto v = positive("validation-draws")) o.validation_draws = *v;
+  if (const auto v = args.optional_count("behavior-cost-episodes")) o.behavior_cost_episodes = *v;
   o.calibration.alpha = args.real("alpha");
   o.calibration.delta = args.real("delta");
   o.certificate_delta = o.calibration.delta;

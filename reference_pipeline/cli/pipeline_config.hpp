@@ -12,10 +12,11 @@
 //   pool.pool_seed, pool.episodes       --pool-seed, --episodes (episodes: generated pools)
 //   seeds[].seed (1..S in order)        --seeds S
 //   settings.pairs, segment_length, members, value_epochs, policy_epochs, calibration_size,
-//            alpha, delta, eval_episodes, validation_draws, backend
+//            alpha, delta, eval_episodes, validation_draws, behavior_cost_episodes, backend
 //                                       --pairs, --segment, --members, --value-epochs,
 //                                       --policy-epochs, --n, --alpha, --delta,
-//                                       --eval-episodes, --validation-draws, --backend
+//                                       --eval-episodes, --validation-draws,
+//                                       --behavior-cost-episodes, --backend
 //   settings.normalize_observations     false: --raw-observations
 //   settings.value_hidden, policy_hidden, return_weight_kappa, reward_fraction   (options)
 //   corridor: trajectories, episodes, seed    --episodes, --eval-episodes, --pool-seed
@@ -46,10 +47,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+#include <certification/table_reader.hpp>
+
 #include "arguments.hpp"
-#include "bad_input.hpp"
-#include "format.hpp"
-#include "table_reader.hpp"
 
 namespace ltt::cli {
 
@@ -196,6 +198,8 @@ inline constexpr ConfigFlag settings_flags[] = {{"pairs", "pairs"},
                                                 {"delta", "delta"},
                                                 {"eval_episodes", "eval-episodes"},
                                                 {"validation_draws", "validation-draws"},
+                                                {"behavior_cost_episodes",
+                                                 "behavior-cost-episodes"},
                                                 {"backend", "backend"}};
 inline constexpr ConfigFlag corridor_flags[] = {{"task", "task"},
                                                 {"trajectories", "episodes"},

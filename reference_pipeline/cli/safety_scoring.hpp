@@ -49,10 +49,11 @@
 #include <learning/value_training.hpp>
 #include <pipeline/score_quality.hpp>
 
-#include "bad_input.hpp"
-#include "dataset_file.hpp"
-#include "format.hpp"
-#include "output_directory.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/dataset_file.hpp>
+#include <certification/format.hpp>
+#include <certification/output_directory.hpp>
+
 #include "pairs_file.hpp"
 #include "scoring_settings.hpp"
 #include "streamed_scoring.hpp"

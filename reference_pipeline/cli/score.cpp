@@ -8,11 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "bad_input.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+#include <certification/output_directory.hpp>
+
 #include "certification_flags.hpp"
 #include "curation_flags.hpp"
-#include "format.hpp"
-#include "output_directory.hpp"
 #include "safety_scoring.hpp"
 #include "subcommand.hpp"
 
@@ -28,7 +29,7 @@ const Command& score_command() {
                  "unsafe = episodic cost > budget (a trajectory at the budget is within it)"});
     // --alpha and --grid as `ltt certify` reads them: the purity margin's alpha and the grid.
     for (const std::string_view name : {"alpha", "grid"})
-      for (const Flag& flag : certification::certify_flags)
+      for (const Flag& flag : certify_flags)
         if (flag.name == name) f.push_back(flag);
     f.push_back({"json", FlagKind::boolean, "print score.json's object instead of the summary"});
     return f;

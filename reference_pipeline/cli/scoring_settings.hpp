@@ -20,11 +20,12 @@
 #include <learning/safety_value.hpp>
 #include <learning/value_training.hpp>
 
+#include <certification/bad_input.hpp>
+#include <certification/dataset_file.hpp>
+#include <certification/format.hpp>
+
 #include "arguments.hpp"
-#include "bad_input.hpp"
 #include "curation_flags.hpp"
-#include "dataset_file.hpp"
-#include "format.hpp"
 #include "streamed_scoring.hpp"
 
 namespace ltt::cli {
@@ -102,7 +103,8 @@ inline const std::vector<Flag>& scoring_flags() {
       aggregation_flag("mean, minimum or percentile of V-bar over an episode"),
       percentile_flag,
       {"memory", FlagKind::text,
-       "bytes for the rows scored at once (K, M, G suffixes); the episode table comes on top",
+       "bytes for the rows scored at once (K, M, G, T or KiB, MB, ...: powers of 1024); the "
+       "episode table comes on top",
        "1G"},
       {"no-state-values", FlagKind::boolean,
        "do not write state_values.npy (4 bytes per row of the file)"},

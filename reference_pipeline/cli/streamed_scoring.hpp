@@ -18,9 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -45,8 +43,8 @@
 #include <learning/progress.hpp>
 #include <learning/value_training.hpp>
 
-#include "bad_input.hpp"
-#include "format.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
 
 namespace ltt::cli {
 
@@ -76,28 +74,6 @@ inline void check_scoring_memory(std::int64_t memory, std::int64_t observation_d
                        std::to_string(observation_dim), " values, ", std::to_string(members),
                        " members); give at least ",
                        std::to_string(learning::state_values_chunk * per_row)));
-}
-
-// --memory: bytes, with an optional K, M, G or T suffix (powers of 1024): "1G", "512M", "300000".
-inline std::int64_t memory_bytes(std::string_view text) {
-  constexpr std::string_view suffixes = "kmgt";  // either case: 1024^1 .. 1024^4
-  std::string_view digits = text;
-  std::int64_t unit = 1;
-  if (!digits.empty()) {
-    const std::size_t power =
-        suffixes.find(static_cast<char>(std::tolower(static_cast<unsigned char>(digits.back()))));
-    if (power != std::string_view::npos) {
-      unit = std::int64_t{1} << (10 * (power + 1));
-      digits.remove_suffix(1);
-    }
-  }
-  std::int64_t n = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc{} || end != digits.data() + digits.size() || n < 1 ||
-      n > (std::int64_t{1} << 50) / unit)
-    throw BadInput(cat("--memory: ", in_quotes(text),
-                       " is not a size in bytes (a positive count, optionally with K, M, G or T)"));
-  return n * unit;
 }
 
 // A file filled while the run computes and moved into --out DIR with the other outputs: it lives

@@ -23,9 +23,10 @@
 #include <string_view>
 #include <utility>
 
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+
 #include "arguments.hpp"
-#include "bad_input.hpp"
-#include "format.hpp"
 
 namespace ltt::cli {
 

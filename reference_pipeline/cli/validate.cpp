@@ -26,11 +26,12 @@
 #include <curation/validation.hpp>
 #include <ltt/fixed_sequence.hpp>
 
+#include <certification/format.hpp>
+#include <certification/pool_file.hpp>
+#include <certification/table_reader.hpp>
+
 #include "curation_flags.hpp"
-#include "format.hpp"
-#include "pool_file.hpp"
 #include "subcommand.hpp"
-#include "table_reader.hpp"
 
 namespace ltt::cli {
 

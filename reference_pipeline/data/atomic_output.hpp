@@ -11,7 +11,7 @@
 // a link is never replaced by a file. A link in a directory component of the path is followed
 // as usual: only the last component is the destination. check_file_destination and
 // check_directory_destination state the rule; callers that want to refuse before any work
-// call them first (the `ltt` program does, reference_pipeline/cli/output_paths.hpp).
+// call them first (the `ltt` program does, reference_pipeline/certification/output_paths.hpp).
 //
 //   write_file_atomically("selection.hdf5", [&](const std::filesystem::path& temporary) {
 //     ... create and fill `temporary` by name (it exists, empty) ...

@@ -24,6 +24,9 @@ using detail::ColumnInfo;
 using detail::DsrlSource;
 using detail::ElementKind;
 using detail::in_quotes;
+using detail::check_world_column;
+using detail::check_world_values;
+using detail::read_world;
 
 bool hdf5_available() { return LTT_DATA_WITH_HDF5 != 0; }
 
@@ -56,24 +59,6 @@ auto& column(Dataset& d, std::string_view key) {
 
 const Array& DsrlDataset::operator[](std::string_view key) const { return column(*this, key); }
 Array& DsrlDataset::operator[](std::string_view key) { return column(*this, key); }
-
-namespace {
-
-template <class Geometry>
-auto& world_key(Geometry& w, std::string_view key) {
-  if (key == "infos/position") return w.position;
-  if (key == "infos/goal") return w.goal;
-  if (key == "infos/hazards") return w.hazards;
-  if (key == "world/arena") return w.arena;
-  if (key == "world/hazard_radius") return w.hazard_radius;
-  if (key == "world/goal_radius") return w.goal_radius;
-  throw DataError(cat("WorldGeometry: ", in_quotes(key), " is not a world key"));
-}
-
-}  // namespace
-
-const Array& WorldGeometry::operator[](std::string_view key) const { return world_key(*this, key); }
-Array& WorldGeometry::operator[](std::string_view key) { return world_key(*this, key); }
 
 namespace {
 
@@ -202,92 +187,6 @@ std::vector<detail::RowRange> row_ranges(const DsrlPool& pool,
   return ranges;
 }
 
-// The shape each world key must have in a file of `rows` rows; -1 where any extent goes (the
-// number of hazards).
-std::vector<std::int64_t> world_shape(std::string_view key, std::int64_t rows) {
-  if (key == "infos/hazards") return {rows, -1, 2};
-  if (key == "world/arena") return {4};
-  if (key == "world/hazard_radius" || key == "world/goal_radius") return {1};
-  return {rows, 2};
-}
-
-std::string shape_pattern(const std::vector<std::int64_t>& shape) {
-  std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    text += cat(i > 0 ? ", " : "", shape[i] < 0 ? std::string("H") : std::to_string(shape[i]));
-  return text + (shape.size() == 1 ? ",)" : ")");
-}
-
-// One key's element kind and shape, before its values are read.
-void check_world_column(const std::string& name, std::string_view key, const ColumnInfo& info,
-                        std::int64_t rows) {
-  const std::vector<std::int64_t> want = world_shape(key, rows);
-  bool fits = info.shape.size() == want.size();
-  for (std::size_t i = 0; fits && i < want.size(); ++i)
-    fits = want[i] < 0 || info.shape[i] == want[i];
-  if (!fits)
-    detail::fail(name, cat("world geometry: key ", in_quotes(key), " has shape ",
-                           shape_text(info.shape), "; expected ", shape_pattern(want)));
-  if (info.kind != ElementKind::floating)
-    detail::fail(name, cat("world geometry: key ", in_quotes(key), " holds ", info.type_text,
-                           "; expected float32 or float64"));
-}
-
-// The values: finite, a field of positive width and height, positive radii, and hazards that
-// stay put within each episode (they are the episode's layout; a selection keeps it whole).
-void check_world_values(const std::string& name, const WorldGeometry& w,
-                        std::span<const Episode> episodes) {
-  for (const std::string_view key : world_keys) {
-    const std::span<const float> v = w[key].values<float>();
-    for (std::size_t i = 0; i < v.size(); ++i)
-      if (!std::isfinite(v[i]))
-        detail::fail(name, cat("world geometry: key ", in_quotes(key), " element ",
-                               std::to_string(i), " is not a finite number"));
-  }
-  const std::span<const float> arena = w.arena.values<float>();
-  if (!(arena[0] < arena[2] && arena[1] < arena[3]))
-    detail::fail(name, cat("world geometry: key 'world/arena' holds x_min, y_min, x_max, y_max = ",
-                           ltt::detail::show(arena[0]), ", ", ltt::detail::show(arena[1]), ", ",
-                           ltt::detail::show(arena[2]), ", ", ltt::detail::show(arena[3]),
-                           "; the field must have a positive width and height"));
-  for (const std::string_view key : {"world/hazard_radius", "world/goal_radius"})
-    if (!(w[key].values<float>()[0] > 0))
-      detail::fail(name, cat("world geometry: key ", in_quotes(key), " holds ",
-                             ltt::detail::show(w[key].values<float>()[0]), "; a radius is > 0"));
-  const std::span<const float> hazards = w.hazards.values<float>();
-  const auto per_row = static_cast<std::size_t>(w.hazards.shape[1] * 2);
-  for (const Episode& e : episodes) {
-    const auto first = static_cast<std::size_t>(e.start) * per_row;
-    for (std::int64_t r = 1; r < e.length; ++r) {
-      const std::size_t at = first + static_cast<std::size_t>(r) * per_row;
-      if (!std::equal(hazards.begin() + static_cast<std::ptrdiff_t>(at),
-                      hazards.begin() + static_cast<std::ptrdiff_t>(at + per_row),
-                      hazards.begin() + static_cast<std::ptrdiff_t>(first)))
-        detail::fail(name,
-                     cat("world geometry: key 'infos/hazards' row ", std::to_string(e.start + r),
-                         " moves the hazards of episode ", std::to_string(e.index), " (rows ",
-                         std::to_string(e.start), "..", std::to_string(e.start + e.length - 1),
-                         "); they stay put within an episode"));
-    }
-  }
-}
-
-std::optional<WorldGeometry> read_world(const DsrlSource& s, const DsrlPool& pool) {
-  if (!s.has("world/arena")) return std::nullopt;
-  WorldGeometry w;
-  for (const std::string_view key : world_keys) {
-    if (!s.has(key))
-      detail::fail(s.name(), cat("world geometry: key ", in_quotes(key),
-                                 " is missing; a file with 'world/arena' holds infos/position, "
-                                 "infos/goal, infos/hazards, world/arena, world/hazard_radius "
-                                 "and world/goal_radius"));
-    check_world_column(s.name(), key, s.info(key), pool.transitions);
-    w[key] = s.read_float(key, DType::float32);
-  }
-  check_world_values(s.name(), w, pool.episodes);
-  return w;
-}
-
 // A DsrlDataset seen through the DsrlSource questions, so write_dsrl checks what it writes
 // with the same code that checks what is read.
 class MemorySource final : public DsrlSource {
@@ -311,87 +210,6 @@ class MemorySource final : public DsrlSource {
 
 }  // namespace
 
-EpisodeSplit split_episodes(std::span<const double> rewards, std::span<const double> costs,
-                            std::span<const std::uint8_t> terminals,
-                            std::span<const std::uint8_t> timeouts) {
-  const std::size_t n = rewards.size();
-  if (costs.size() != n || terminals.size() != n || timeouts.size() != n)
-    throw DataError(cat("split_episodes: rewards, costs, terminals and timeouts hold ",
-                        std::to_string(n), ", ", std::to_string(costs.size()), ", ",
-                        std::to_string(terminals.size()), " and ", std::to_string(timeouts.size()),
-                        " rows; they must be equal"));
-  EpisodeSplit split;
-  std::size_t start = 0;
-  ltt::detail::CompensatedSum reward, cost;
-  for (std::size_t i = 0; i < n; ++i) {
-    reward.add(rewards[i]);
-    cost.add(costs[i]);
-    if (terminals[i] != 0 || timeouts[i] != 0) {
-      Episode e;
-      e.index = static_cast<std::int64_t>(split.episodes.size());
-      e.start = static_cast<std::int64_t>(start);
-      e.length = static_cast<std::int64_t>(i + 1 - start);
-      e.episodic_return = reward.value();
-      e.episodic_cost = cost.value();
-      e.terminal = terminals[i] != 0;
-      split.episodes.push_back(e);
-      start = i + 1;
-      reward = {};
-      cost = {};
-    }
-  }
-  split.dropped_tail = static_cast<std::int64_t>(n - start);
-  return split;
-}
-
-namespace {
-
-// The rows where `key` (terminals or timeouts) is set, read a block at a time; a value other
-// than 0 or 1 is refused as read_flags refuses it.
-std::vector<std::int64_t> flagged_rows(const DsrlSource& s, std::string_view key,
-                                       std::int64_t block_rows) {
-  std::vector<std::int64_t> set;
-  s.for_each_double_block(key, block_rows, [&](std::int64_t first, std::span<const double> x) {
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const std::int64_t row = first + static_cast<std::int64_t>(i);
-      if (x[i] != 0.0 && x[i] != 1.0)
-        detail::fail(s.name(),
-                     cat("key ", in_quotes(key), " row ", std::to_string(row), " holds ",
-                         ltt::detail::show(x[i]), "; a flag must be 0 or 1 (false or true)"));
-      if (x[i] == 1.0) set.push_back(row);
-    }
-  });
-  return set;
-}
-
-// Each episode's sum of `key` (rewards or costs) in row order, with split_episodes' Neumaier
-// sum carried across blocks; every row, the dropped tail's included, must be finite, refused as
-// read_finite refuses it. ends: each episode's last row, increasing.
-std::vector<double> episode_sums(const DsrlSource& s, std::string_view key,
-                                 std::span<const std::int64_t> ends, std::int64_t block_rows) {
-  std::vector<double> sums;
-  sums.reserve(ends.size());
-  ltt::detail::CompensatedSum sum;
-  s.for_each_double_block(key, block_rows, [&](std::int64_t first, std::span<const double> x) {
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const std::int64_t row = first + static_cast<std::int64_t>(i);
-      if (!std::isfinite(x[i]))
-        detail::fail(s.name(), cat("key ", in_quotes(key), " row ", std::to_string(row), " is ",
-                                   std::isnan(x[i]) ? "nan" : (x[i] > 0 ? "inf" : "-inf"),
-                                   ", not a finite number"));
-      if (sums.size() == ends.size()) continue;  // the dropped tail
-      sum.add(x[i]);
-      if (row == ends[sums.size()]) {
-        sums.push_back(sum.value());
-        sum = {};
-      }
-    }
-  });
-  return sums;
-}
-
-}  // namespace
-
 namespace detail {
 
 void check_indices(const DsrlPool& pool, std::span<const std::int64_t> indices,
@@ -402,47 +220,6 @@ void check_indices(const DsrlPool& pool, std::span<const std::int64_t> indices,
                           std::to_string(i), " of the selection) is outside [0, ",
                           std::to_string(pool.size()), "): ", in_quotes(pool.file), " holds ",
                           std::to_string(pool.size()), " episodes"));
-}
-
-// split_episodes on the file's four per-row columns, read a block of rows at a time so none is
-// held whole (a file of 5e7 rows would need 1.6 GB for them): the episode ends from terminals
-// and timeouts, then each episode's return and cost. The same episodes, bit for bit, and the
-// same refusal for a file with several faults as reading the columns whole in the order
-// rewards, costs, terminals, timeouts: a fault of the flags is held until the sums are checked.
-EpisodeSplit split_episodes_in_blocks(const DsrlSource& s, std::int64_t rows,
-                                      std::int64_t block_rows) {
-  std::exception_ptr flag_fault;
-  std::vector<std::int64_t> terminal_rows, timeout_rows;
-  try {
-    terminal_rows = flagged_rows(s, "terminals", block_rows);
-    timeout_rows = flagged_rows(s, "timeouts", block_rows);
-  } catch (const DataError&) {
-    flag_fault = std::current_exception();
-  }
-  std::vector<std::int64_t> ends;
-  std::set_union(terminal_rows.begin(), terminal_rows.end(), timeout_rows.begin(),
-                 timeout_rows.end(), std::back_inserter(ends));
-  const std::vector<double> returns = episode_sums(s, "rewards", ends, block_rows);
-  const std::vector<double> costs = episode_sums(s, "costs", ends, block_rows);
-  if (flag_fault) std::rethrow_exception(flag_fault);
-  EpisodeSplit split;
-  std::int64_t start = 0;
-  std::size_t next_terminal = 0;
-  for (std::size_t i = 0; i < ends.size(); ++i) {
-    Episode e;
-    e.index = static_cast<std::int64_t>(i);
-    e.start = start;
-    e.length = ends[i] + 1 - start;
-    e.episodic_return = returns[i];
-    e.episodic_cost = costs[i];
-    while (next_terminal < terminal_rows.size() && terminal_rows[next_terminal] < ends[i])
-      ++next_terminal;
-    e.terminal = next_terminal < terminal_rows.size() && terminal_rows[next_terminal] == ends[i];
-    split.episodes.push_back(e);
-    start = ends[i] + 1;
-  }
-  split.dropped_tail = rows - start;
-  return split;
 }
 
 DsrlPool load_dsrl_pool_in_blocks(const fs::path& path, std::int64_t block_rows) {

@@ -1,14 +1,15 @@
 #pragma once
 // The two stores behind dsrl.hpp (internal). A DsrlSource answers the questions the layout
 // checks ask of one key; each store also writes a whole dataset and copies a selection of rows.
-// dsrl.cpp holds everything the stores share: the layout checks, the episode rule, the
-// choice of store.
+// What the stores share: the layout checks and the choice of store (dsrl.cpp), the episode rule
+// (episode_split.cpp), the world geometry's checks and reader (world_geometry.cpp).
 
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -103,6 +104,20 @@ inline constexpr std::int64_t pool_block_rows = std::int64_t{1} << 20;
 
 // load_dsrl_pool with blocks of block_rows rows (the tests' small blocks cross episodes).
 DsrlPool load_dsrl_pool_in_blocks(const std::filesystem::path& path, std::int64_t block_rows);
+
+// split_episodes on a source's four per-row columns, read block_rows rows at a time
+// (episode_split.cpp): the same episodes and refusals as reading the columns whole.
+EpisodeSplit split_episodes_in_blocks(const DsrlSource& s, std::int64_t rows,
+                                      std::int64_t block_rows);
+
+// The world geometry keys (world_geometry.cpp): one key's element kind and shape in a file of
+// `rows` rows; the values (finite, a field of positive extent, positive radii, hazards that
+// stay put within each episode); and the six keys of a source when it holds world/arena.
+void check_world_column(const std::string& name, std::string_view key, const ColumnInfo& info,
+                        std::int64_t rows);
+void check_world_values(const std::string& name, const WorldGeometry& w,
+                        std::span<const Episode> episodes);
+std::optional<WorldGeometry> read_world(const DsrlSource& s, const DsrlPool& pool);
 
 // Throws DataError naming `function` unless every index lies in [0, pool.size()).
 void check_indices(const DsrlPool& pool, std::span<const std::int64_t> indices,

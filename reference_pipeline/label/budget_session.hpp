@@ -16,16 +16,15 @@
 
 #include <curation/sequential_options.hpp>
 
+#include <certification/pool_inputs.hpp>
+#include <certification/selection_output.hpp>
+#include <certification/sequential_certification.hpp>
+
 #include "episode_view.hpp"
 #include "journal.hpp"
-#include "pool_inputs.hpp"
-#include "selection_output.hpp"
-#include "sequential_certification.hpp"
 #include "session.hpp"
 
 namespace ltt::label {
-
-namespace certification = cli::certification;
 
 
 class BudgetSession final : public Session {
@@ -42,7 +41,7 @@ class BudgetSession final : public Session {
   }
 
   nlohmann::json state() const override {
-    const cli::PoolFile& pool = inputs_.pool;
+    const certification::PoolFile& pool = inputs_.pool;
     const curation::SequentialCertificate c = run_->certificate();
     const std::int64_t depth = c.certified ? *c.certified_step + 1 : 0;
     nlohmann::json s{{"mode", "budget"},
@@ -100,7 +99,7 @@ class BudgetSession final : public Session {
     if (!next) return refuse(409, "the walk has stopped: no episode is asked for");
     const std::string asked = inputs_.pool.id_of(*next);
     if (item != asked)
-      return refuse(409, cli::cat("episode ", item, " is not the one asked for (", asked,
+      return refuse(409, certification::cat("episode ", item, " is not the one asked for (", asked,
                                   " is): answered already, or in another tab"));
     journal_.append({{"answer", answer}, {"item", item}});
     add(answer == "over");
@@ -111,7 +110,7 @@ class BudgetSession final : public Session {
     const std::optional<std::string> item = read_item(request);
     if (!item) return refuse(400, "an undo is {\"item\": the id of the last answer}");
     if (answers_.empty() || inputs_.pool.id_of(answers_.back().first) != *item)
-      return refuse(409, cli::cat("episode ", *item, " is not the last answer: nothing undone"));
+      return refuse(409, certification::cat("episode ", *item, " is not the last answer: nothing undone"));
     journal_.append({{"undo", *item}});
     take_back();
     return {200, {{"undone", *item}}};
@@ -163,11 +162,11 @@ class BudgetSession final : public Session {
     if (record.contains("answer")) {
       const auto next = run_->next();
       if (!next || inputs_.pool.id_of(*next) != record.value("item", std::string()))
-        throw cli::BadInput("--out: the journal's answers do not follow the walk's order of these "
+        throw certification::BadInput("--out: the journal's answers do not follow the walk's order of these "
                             "inputs; give another --out");
       add(record.value("answer", std::string()) == "over");
     } else if (record.contains("undo")) {
-      if (answers_.empty()) throw cli::BadInput("--out: the journal undoes an answer it lacks");
+      if (answers_.empty()) throw certification::BadInput("--out: the journal undoes an answer it lacks");
       take_back();
     } else if (record.contains("written")) {
       written_ = true;
@@ -178,8 +177,8 @@ class BudgetSession final : public Session {
     const std::int64_t depth = c.certified ? *c.certified_step + 1 : 0;
     if (!run_->stopped()) return "keep going";
     if (*run_->reason() == curation::StoppingReason::early_refusal) return "refused early";
-    if (c.certified) return cli::cat("certified to step ", std::to_string(depth), ": you can stop");
-    return cli::cat("stopped (", curation::stopping_reason_name(*run_->reason()),
+    if (c.certified) return certification::cat("certified to step ", std::to_string(depth), ": you can stop");
+    return certification::cat("stopped (", curation::stopping_reason_name(*run_->reason()),
                     "): nothing certified");
   }
 

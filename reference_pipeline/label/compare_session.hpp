@@ -21,11 +21,12 @@
 #include <data/atomic_output.hpp>
 #include <data/dsrl.hpp>
 
+#include <certification/output_directory.hpp>
+#include <certification/table_reader.hpp>
+
 #include "episode_view.hpp"
 #include "journal.hpp"
-#include "output_directory.hpp"
 #include "session.hpp"
-#include "table_reader.hpp"
 
 namespace ltt::label {
 
@@ -60,11 +61,11 @@ class CompareSession final : public Session {
         const std::string answer = record.value("answer", std::string());
         if (done() || record.value("item", std::string()) != item_id(answers_.size()) ||
             (answer != "a" && answer != "b" && answer != "tie"))
-          throw cli::BadInput("--out: the journal's answers do not follow these pairs; give "
+          throw certification::BadInput("--out: the journal's answers do not follow these pairs; give "
                               "another --out");
         answers_.push_back(answer);
       } else if (record.contains("undo")) {
-        if (answers_.empty()) throw cli::BadInput("--out: the journal undoes an answer it lacks");
+        if (answers_.empty()) throw certification::BadInput("--out: the journal undoes an answer it lacks");
         answers_.pop_back();
       } else if (record.contains("written")) {
         written_ = true;
@@ -86,7 +87,7 @@ class CompareSession final : public Session {
                      {"stopped", done()},
                      {"written", written_}};
     s["verdict"] = done() ? "every pair judged: write pairs.csv"
-                          : cli::cat(std::to_string(pairs_.size() - answers_.size()),
+                          : certification::cat(std::to_string(pairs_.size() - answers_.size()),
                                      " pairs to go");
     s["last"] = answers_.empty() ? nlohmann::json(nullptr)
                                  : nlohmann::json{{"item", item_id(answers_.size() - 1)},
@@ -111,7 +112,7 @@ class CompareSession final : public Session {
       return refuse(400, "answer must be \"a\", \"b\" or \"tie\"");
     if (done()) return refuse(409, "every pair is judged: nothing is asked for");
     if (item != item_id(answers_.size()))
-      return refuse(409, cli::cat("pair ", item, " is not the one asked for (",
+      return refuse(409, certification::cat("pair ", item, " is not the one asked for (",
                                   item_id(answers_.size()),
                                   " is): answered already, or in another tab"));
     journal_.append({{"answer", answer}, {"item", item}});
@@ -137,14 +138,14 @@ class CompareSession final : public Session {
     for (std::size_t i = 0; i < answers_.size(); ++i) {
       if (answers_[i] == "tie") continue;
       const ShownPair& p = pairs_[i];
-      text += cli::cat(std::to_string(p.a.trajectory), ",", std::to_string(p.a.offset), ",",
+      text += certification::cat(std::to_string(p.a.trajectory), ",", std::to_string(p.a.offset), ",",
                        std::to_string(p.b.trajectory), ",", std::to_string(p.b.offset), ",",
                        answers_[i], "\n");
       ++decided;
     }
     if (decided == 0)
       return refuse(409, "no pair is decided yet (A or B safer): nothing to write");
-    cli::write_output_directory(out_, {{"pairs.csv", [&](const std::filesystem::path& file) {
+    certification::write_output_directory(out_, {{"pairs.csv", [&](const std::filesystem::path& file) {
                                           data::write_stream_atomically(
                                               file, [&](std::ostream& o) { o << text; });
                                         }}});
@@ -162,7 +163,7 @@ class CompareSession final : public Session {
  private:
   static std::string item_id(std::size_t index) { return std::to_string(index + 1); }
   static std::string segment_name(const curation::Segment& s) {
-    return cli::cat(std::to_string(s.trajectory), "_", std::to_string(s.offset));
+    return certification::cat(std::to_string(s.trajectory), "_", std::to_string(s.offset));
   }
   std::int64_t answered() const { return static_cast<std::int64_t>(answers_.size()); }
   bool done() const { return answers_.size() == pairs_.size(); }

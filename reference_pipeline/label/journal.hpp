@@ -20,14 +20,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bad_input.hpp"
-#include "format.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
 
 namespace ltt::label {
 
-using cli::BadInput;
-using cli::cat;
-using cli::in_quotes;
+using certification::BadInput;
+using certification::cat;
+using certification::in_quotes;
 
 class Journal {
  public:

@@ -23,17 +23,18 @@
 
 #include <httplib.h>
 
-#include "bad_input.hpp"
-#include "format.hpp"
+#include <certification/bad_input.hpp>
+#include <certification/format.hpp>
+
 #include "page_assets.hpp"
 
 namespace ltt::label {
 
 namespace {
 
-using cli::BadInput;
-using cli::cat;
-using cli::in_quotes;
+using certification::BadInput;
+using certification::cat;
+using certification::in_quotes;
 
 // 192 random bits as hex: more than the 128 Jupyter's convention asks for.
 std::string new_token() {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -14,6 +15,7 @@
 #include <curation/selection.hpp>
 #include <data/dsrl.hpp>
 #include <data/text.hpp>
+#include <learning/detail/data.hpp>
 #include <tasks/episode_log.hpp>
 
 namespace ltt::pipeline {
@@ -49,6 +51,7 @@ void check_options(std::string_view function, const PipelineOptions& o) {
   at_least("threads", o.threads, 1);
   at_least("rate_curve_max", o.rate_curve_max, 1);
   at_least("validation_draws", o.validation_draws, 1);
+  at_least("behavior_cost_episodes", o.behavior_cost_episodes, 0);
   require(o.backend != nullptr, function, "backend", "must be set");
 }
 
@@ -141,13 +144,52 @@ PipelineOptions preset_options(std::string_view preset, std::string_view task) {
   return o;
 }
 
-BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options) {
+// The policy-level cost of every checkpoint an episode names (NaN for the others): its mean
+// episodic cost over `fresh` episodes seeded from its own stream of the pool seed, so a
+// checkpoint's value does not depend on which others the pool holds or on the thread count.
+std::vector<double> checkpoint_costs(const tasks::TaskPool& generated, std::int64_t fresh,
+                                     const PipelineOptions& options,
+                                     const ProgressLine& progress) {
+  const tasks::BehaviorCheckpoints& behavior = generated.behavior;
+  std::vector<std::uint8_t> named(static_cast<std::size_t>(behavior.count), 0);
+  for (const tasks::EpisodeRecord& e : generated.episodes)
+    named.at(static_cast<std::size_t>(e.checkpoint)) = 1;
+  std::vector<std::int64_t> used;
+  for (std::int64_t k = 0; k < behavior.count; ++k)
+    if (named[static_cast<std::size_t>(k)]) used.push_back(k);
+  if (progress)
+    progress(cat("policy-level cost of the ", std::to_string(used.size()),
+                 " behavior checkpoints in the pool (", std::to_string(fresh),
+                 " fresh episodes each)"));
+  constexpr std::uint64_t behavior_cost_stream = 1;
+  const std::uint64_t base = learning::stream_seed(options.pool_seed, behavior_cost_stream);
+  std::vector<double> cost(static_cast<std::size_t>(behavior.count),
+                           std::numeric_limits<double>::quiet_NaN());
+  learning::detail::run_indexed(
+      static_cast<std::int64_t>(used.size()), options.threads, [&](std::int64_t i) {
+        const std::int64_t k = used[static_cast<std::size_t>(i)];
+        cost[static_cast<std::size_t>(k)] =
+            behavior.mean_cost(k, fresh, learning::stream_seed(base, static_cast<std::uint64_t>(k)));
+      });
+  return cost;
+}
+
+BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options,
+                                const ProgressLine& progress) {
   check_options("load_behavior_pool", options);
   std::filesystem::path path;
+  std::vector<std::int64_t> episode_checkpoint;
+  std::vector<double> checkpoint_cost;
   if (options.dataset) {
     path = *options.dataset;
   } else {
     const tasks::TaskPool generated = task.generate(options.episodes, options.pool_seed);
+    if (generated.behavior.count > 0 && options.behavior_cost_episodes > 0) {
+      for (const tasks::EpisodeRecord& e : generated.episodes)
+        episode_checkpoint.push_back(e.checkpoint);
+      checkpoint_cost =
+          checkpoint_costs(generated, options.behavior_cost_episodes, options, progress);
+    }
     std::filesystem::create_directories(options.scratch);
     path = tasks::write_pool(options.scratch,
                              cat(task.name, "-pool-", std::to_string(options.pool_seed)),
@@ -198,6 +240,16 @@ BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options
   pool.offsets.push_back(split.episodes.back().start + split.episodes.back().length);
   pool.unsafe = curation::unsafe_bits(pool.episodic_cost, task.budget);
   pool.unsafe_count = std::count(pool.unsafe.begin(), pool.unsafe.end(), std::uint8_t{1});
+  if (!checkpoint_cost.empty()) {
+    // The file gives back the generated episodes in order (the DSRL round trip); a mismatch
+    // would attach the wrong checkpoints.
+    if (episode_checkpoint.size() != pool.episodic_cost.size())
+      throw std::logic_error(cat("ltt::pipeline::load_behavior_pool: ", show(pool.episodes()),
+                                 " episodes read back from ", show(episode_checkpoint.size()),
+                                 " generated"));
+    pool.episode_checkpoint = std::move(episode_checkpoint);
+    pool.checkpoint_cost = std::move(checkpoint_cost);
+  }
   return pool;
 }
 
@@ -239,7 +291,7 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
                  ? cat("reading ", options.dataset->string())
                  : cat("generating ", std::to_string(options.episodes), " ", out.task.name,
                        " episodes (pool seed ", std::to_string(options.pool_seed), ")"));
-  const BehaviorPool pool = load_behavior_pool(out.task, options);
+  const BehaviorPool pool = load_behavior_pool(out.task, options, progress);
   out.pool_source = pool.source;
   out.pool_episodes = pool.episodes();
   out.pool_transitions = pool.transitions;
@@ -267,6 +319,7 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
   }
   for (std::size_t m = 0; m < method_list.size(); ++m) {
     std::vector<double> reward, cost, size, data_cost, gap, pooled_returns, pooled_costs;
+    std::vector<double> policy_data_cost, luck, cloner;
     MethodSummary summary;
     summary.name = std::string(method_list[m]);
     for (const SeedResult& s : out.seeds) {
@@ -278,6 +331,11 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
       size.push_back(static_cast<double>(r.selection_size));
       data_cost.push_back(r.data_cost);
       gap.push_back(r.cloning_gap);
+      if (r.policy_data_cost) {
+        policy_data_cost.push_back(*r.policy_data_cost);
+        luck.push_back(*r.selection_luck());
+        cloner.push_back(*r.cloner_share());
+      }
       pooled_returns.insert(pooled_returns.end(), r.evaluation.returns.begin(),
                             r.evaluation.returns.end());
       pooled_costs.insert(pooled_costs.end(), r.evaluation.costs.begin(), r.evaluation.costs.end());
@@ -289,6 +347,11 @@ PipelineResult run_pipeline(const PipelineOptions& options, const ProgressLine& 
       summary.selection_size = bootstrap_mean(size, 0.95, 10000, bootstrap_seed);
       summary.data_cost = bootstrap_mean(data_cost, 0.95, 10000, bootstrap_seed);
       summary.cloning_gap = bootstrap_mean(gap, 0.95, 10000, bootstrap_seed);
+      if (policy_data_cost.size() == reward.size()) {
+        summary.policy_data_cost = bootstrap_mean(policy_data_cost, 0.95, 10000, bootstrap_seed);
+        summary.selection_luck = bootstrap_mean(luck, 0.95, 10000, bootstrap_seed);
+        summary.cloner_share = bootstrap_mean(cloner, 0.95, 10000, bootstrap_seed);
+      }
       summary.within_budget = summary.cost.mean <= out.task.budget;
       summary.pooled =
           summarize_episodes(std::move(pooled_returns), std::move(pooled_costs), out.task.budget,

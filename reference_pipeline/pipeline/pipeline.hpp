@@ -80,6 +80,9 @@ struct PipelineOptions {
   double return_weight_kappa = 2;                      // certified return-weighted cloning's clip
   bool normalize_observations = true;  // z-scored inputs (value, policies, classifier)
   std::int64_t eval_episodes = 100;
+  // Fresh episodes per behavior checkpoint for the policy-level data cost (0: not computed);
+  // only a generated pool whose task has a training run has checkpoints.
+  std::int64_t behavior_cost_episodes = 20;
   double certificate_delta = 0.1;        // policy certificates' 1 - confidence
   std::int64_t rate_curve_max = 2000;    // certification rate plotted for n up to this
   std::int64_t validation_draws = 2000;  // fresh calibration draws of the guarantee check
@@ -106,13 +109,26 @@ struct BehaviorPool {
   std::vector<double> episodic_return, episodic_cost;
   std::vector<std::uint8_t> unsafe;  // cost > budget
   std::int64_t unsafe_count = 0;
+  // Where the episodes came from, for a generated pool whose task has a training run (both empty
+  // otherwise, and for a DSRL file): each episode's behavior checkpoint, and each checkpoint's
+  // policy-level cost, its mean episodic cost over options.behavior_cost_episodes fresh episodes
+  // (NaN for a checkpoint that no episode names).
+  std::vector<std::int64_t> episode_checkpoint;
+  std::vector<double> checkpoint_cost;
+  bool has_behavior_cost() const { return !checkpoint_cost.empty(); }
   std::int64_t episodes() const { return static_cast<std::int64_t>(episodic_cost.size()); }
 };
 
+// Progress: called with one line per stage ("seed 1/5: value ensemble (3 members, 40 epochs)").
+using ProgressLine = std::function<void(std::string_view)>;
+
 // Generates the task's pool (or reads options.dataset), writing a generated pool to
-// options.scratch and reading it back through ltt::data's DSRL reader. Throws
-// std::invalid_argument (bad options) or data::DataError (an unreadable or mismatched file).
-BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options);
+// options.scratch and reading it back through ltt::data's DSRL reader; for a generated pool
+// with behavior checkpoints, also their policy-level costs (BehaviorPool::checkpoint_cost).
+// Throws std::invalid_argument (bad options) or data::DataError (an unreadable or mismatched
+// file).
+BehaviorPool load_behavior_pool(const Task& task, const PipelineOptions& options,
+                                const ProgressLine& progress = {});
 
 struct MethodResult {
   std::string name;
@@ -126,7 +142,23 @@ struct MethodResult {
   // (repeats counted), and the clone's mean cost minus it (the cloning gap).
   double data_cost = 0;
   double cloning_gap = 0;
+  // The same cloning gap split in two where the pool knows its behavior checkpoints:
+  // policy_data_cost is the mean over the trajectories cloned (repeats counted) of their
+  // checkpoints' policy-level costs (BehaviorPool::checkpoint_cost), the cost the selected
+  // behavior has on average rather than in the episodes it happened to have. Then
+  //   cloning gap = selection luck (policy_data_cost - data_cost: how much luckier the selected
+  //                 episodes were than their checkpoints)
+  //               + cloner share (clone cost - policy_data_cost).
+  std::optional<double> policy_data_cost;
   Evaluation evaluation;
+  std::optional<double> selection_luck() const {
+    if (!policy_data_cost) return std::nullopt;
+    return *policy_data_cost - data_cost;
+  }
+  std::optional<double> cloner_share() const {
+    if (!policy_data_cost) return std::nullopt;
+    return evaluation.mean_cost - *policy_data_cost;
+  }
 };
 
 // The labels-only control (paper, appendix "Labels-only filtering"): a state classifier trained
@@ -211,6 +243,8 @@ struct MethodSummary {
   bool within_budget = false;  // mean cost <= budget (the paper's convention)
   Interval selection_size;
   Interval data_cost, cloning_gap;  // over the seeds that cloned
+  // Over the same seeds, where the pool knows its checkpoints (MethodResult).
+  std::optional<Interval> policy_data_cost, selection_luck, cloner_share;
   std::int64_t refused_seeds = 0;   // Return-weighted: seeds whose selection was uncertified
   // The deployed-policy certificates on the episodes of every seed pooled (paper, appendix
   // "Certificates on the deployed policy"): Clopper-Pearson on Pr[cost > budget] and
@@ -232,9 +266,6 @@ struct PipelineResult {
   std::int64_t certified_seeds = 0;
   double seconds = 0;
 };
-
-// Progress: called with one line per stage ("seed 1/5: value ensemble (3 members, 40 epochs)").
-using ProgressLine = std::function<void(std::string_view)>;
 
 // One seed: score -> certify -> curate -> diagnose -> the labels-only control ->
 // score_quality -> clone_and_evaluate, each stage below a function of the pool, the options

@@ -1,3 +1,5 @@
+// report.md of `ltt pipeline` (report.hpp): the setting, the methods and the claims checked on
+// the run, fidelity, score quality, each seed's certificate walk and the policy certificates.
 #include "pipeline/report.hpp"
 
 #include <algorithm>
@@ -15,18 +17,6 @@ namespace {
 
 using data::cat;
 
-std::string with_ci(const Interval& i, int digits = 2) {
-  if (i.samples == 0) return "not run";
-  if (i.samples == 1) return fixed(i.mean, digits);
-  return cat(fixed(i.mean, digits), " [", fixed(i.low, digits), ", ", fixed(i.high, digits), "]");
-}
-
-const MethodSummary* find(const PipelineResult& r, std::string_view name) {
-  for (const MethodSummary& m : r.summary)
-    if (m.name == name) return &m;
-  return nullptr;
-}
-
 // "0.0455 [0.0368, 0.0556]": a resampled rate and its 95% Clopper-Pearson interval.
 std::string proportion(const curation::ProportionEstimate& p) {
   return cat(p.rate ? fixed(*p.rate, 4) : std::string("n/a"), " [", fixed(p.lower, 4), ", ",
@@ -37,151 +27,6 @@ std::string seeds_text(const PipelineResult& r) {
   const std::size_t s = r.seeds.size();
   return cat(std::to_string(s), s == 1 ? " seed" : " seeds");
 }
-
-}  // namespace
-
-std::string_view verdict_text(Verdict v) {
-  switch (v) {
-    case Verdict::holds:
-      return "holds";
-    case Verdict::fails:
-      return "does not hold";
-    case Verdict::undetermined:
-      return "undetermined at this number of seeds";
-  }
-  return "undetermined at this number of seeds";
-}
-
-namespace {
-
-Verdict verdict(bool held) { return held ? Verdict::holds : Verdict::fails; }
-
-// Where a clone's mean cost over seeds stands against the budget, on its bootstrap interval.
-enum class Standing { over, within, undetermined };
-
-Standing standing(const MethodSummary* m, double budget) {
-  if (!m || m->cost.samples < 2) return Standing::undetermined;
-  if (m->cost.low > budget) return Standing::over;
-  if (m->cost.high <= budget) return Standing::within;
-  return Standing::undetermined;
-}
-
-Verdict verdict_if(Standing s, Standing wanted) {
-  if (s == Standing::undetermined) return Verdict::undetermined;
-  return verdict(s == wanted);
-}
-
-// "mean cost 12.10, 95% interval [10.20, 14.00] over 3 seeds" or why there is no interval.
-std::string cost_evidence(const MethodSummary* m) {
-  if (!m || m->cost.samples == 0) return "not cloned on any seed";
-  if (m->cost.samples == 1)
-    return cat("mean cost ", fixed(m->cost.mean, 2), " on one seed (no interval)");
-  return cat("mean cost ", fixed(m->cost.mean, 2), ", 95% interval [", fixed(m->cost.low, 2), ", ",
-             fixed(m->cost.high, 2), "] over ", std::to_string(m->cost.samples), " seeds");
-}
-
-}  // namespace
-
-std::vector<Claim> check_claims(const PipelineResult& r) {
-  std::vector<Claim> claims;
-  const double b = r.task.budget;
-  const MethodSummary* all = find(r, "BC-All");
-  const MethodSummary* cal = find(r, "Calibrated");
-  const MethodSummary* safe = find(r, "BC-Safe");
-  const std::string against = cat(", against budget ", fixed(b, 0));
-  if (all)
-    claims.push_back({"BC-All exceeds the budget", verdict_if(standing(all, b), Standing::over),
-                      cat(cost_evidence(all), against)});
-  if (cal)
-    claims.push_back({"the calibrated clone is within the budget",
-                      verdict_if(standing(cal, b), Standing::within),
-                      cat(cost_evidence(cal), against)});
-  if (safe && cal) {
-    const Standing s = standing(safe, b), c = standing(cal, b);
-    claims.push_back(
-        {"the calibrated clone is within budget exactly when BC-Safe (full labels) is",
-         s == Standing::undetermined || c == Standing::undetermined ? Verdict::undetermined
-                                                                    : verdict(s == c),
-         cat("BC-Safe ", cost_evidence(safe), "; Calibrated ", cost_evidence(cal), against)});
-  }
-  // The gate's premise (section 4.4): on a certified, hence clean, selection the top half by
-  // return stays clean. Checked on the oracle composition of each certified seed's sub-selection.
-  if (r.certified_seeds > 0) {
-    double worst = 0;
-    for (const SeedResult& s : r.seeds)
-      if (s.calibrated.certificate.certified)
-        for (const MethodResult& m : s.methods)
-          if (m.name == "Calibrated") worst = std::max(worst, m.selection_unsafe_fraction);
-    claims.push_back(
-        {"the gated top-half-by-return sub-selection of a certified selection stays "
-         "at most alpha unsafe",
-         verdict(worst <= r.options.calibration.alpha),
-         cat("worst realized unsafe fraction ", fixed(worst, 3), " (oracle) against alpha ",
-             fixed(r.options.calibration.alpha, 2))});
-  }
-  // Proposition "guarantee" on this pool and score: resampled false certification at most
-  // delta, up to the Monte Carlo interval (its lower end above delta would refute it).
-  {
-    double worst = 0, worst_lower = 0;
-    std::int64_t draws = 0;
-    for (const SeedResult& s : r.seeds) {
-      const curation::ProportionEstimate& f = s.resampled_false_certification;
-      draws = f.trials;
-      if (f.rate && *f.rate >= worst) {
-        worst = *f.rate;
-        worst_lower = f.lower;
-      }
-    }
-    if (draws > 0)
-      claims.push_back({"false certification is at most delta (resampled calibration draws)",
-                        verdict(worst_lower <= r.options.calibration.delta),
-                        cat("worst rate ", fixed(worst, 4), " over ", std::to_string(draws),
-                            " fresh draws per seed, 95% interval from ", fixed(worst_lower, 4),
-                            ", against delta ", fixed(r.options.calibration.delta, 2))});
-  }
-  std::int64_t negative = 0;
-  for (const SeedResult& s : r.seeds) negative += s.purity_margin < 0;
-  const auto S = static_cast<std::int64_t>(r.seeds.size());
-  double rate = 0;
-  for (const SeedResult& s : r.seeds) rate += s.first_step_rate / static_cast<double>(S);
-  const std::string evidence =
-      cat("certified on ", std::to_string(r.certified_seeds), " of ", std::to_string(S),
-          S == 1 ? " seed" : " seeds", S == 1 ? "; " : "; mean ",
-          "closed-form certification rate at n = ", std::to_string(r.options.calibration_size),
-          ": ", fixed(rate, 3));
-  if (negative == S)
-    claims.push_back({"negative purity margin: the procedure refuses",
-                      verdict(r.certified_seeds == 0),
-                      cat(evidence, "; a refusal returns the Clopper-Pearson fallback, flagged")});
-  else if (negative == 0)
-    claims.push_back({"positive purity margin: the procedure certifies",
-                      verdict(r.certified_seeds > 0), evidence});
-  return claims;
-}
-
-std::string summary_table(const PipelineResult& r) {
-  std::ostringstream md;
-  md << "| method | trajectories | reward | cost | data cost | cloning gap | budget | within "
-        "budget |\n"
-     << "|---|---:|---:|---:|---:|---:|---:|:---:|\n";
-  for (const MethodSummary& m : r.summary) {
-    std::string size = m.selection_size.samples ? fixed(m.selection_size.mean, 0) : "0";
-    if (m.refused_seeds > 0)
-      size = m.cost.samples == 0 ? "refused"
-                                 : cat(size, " (refused on ", std::to_string(m.refused_seeds),
-                                       m.refused_seeds == 1 ? " seed)" : " seeds)");
-    md << "| " << m.name << " | " << size << " | " << with_ci(m.reward) << " | " << with_ci(m.cost)
-       << " | " << with_ci(m.data_cost) << " | " << with_ci(m.cloning_gap) << " | "
-       << fixed(r.task.budget, 0) << " | "
-       << (m.cost.samples == 0 ? "n/a"
-           : m.within_budget   ? "**yes**"
-                               : "no")
-       << " |\n";
-  }
-  return md.str();
-}
-
-namespace {
 
 // "12 unsafe of 451, averaging 1.34 B (mean episodic cost 6.70, budget B = 5)" (oracle).
 std::string unsafe_members_line(const PipelineResult& r, const SeedResult& s) {
@@ -196,40 +41,6 @@ std::string unsafe_members_line(const PipelineResult& r, const SeedResult& s) {
              " (mean episodic cost ", fixed(*s.unsafe_member_cost, 2),
              ", budget B = ", fixed(budget, 0), ")");
 }
-
-}  // namespace
-
-// "certified at quantile 0.45: 551 of 1000 trajectories (p = 0.0201 at m = 115, k = 20)".
-std::string certificate_line(const SeedResult& s) {
-  const curation::Certificate& c = s.calibrated.certificate;
-  if (!c.certified)
-    return cat("refused: no threshold certified (p = ", fixed(c.steps.front().p, 4),
-               " > delta at the first step); uncertified fallback of ",
-               std::to_string(c.selection_size), " trajectories");
-  const curation::CertificateStep& st = c.steps[static_cast<std::size_t>(*c.certified_step)];
-  return cat("certified at quantile ", fixed(c.quantile, 2), ": ", std::to_string(c.selection_size),
-             " of ", std::to_string(c.pool_size), " trajectories (p = ", fixed(st.p, 4),
-             " at m = ", std::to_string(st.m), ", k = ", std::to_string(st.k),
-             "); gated top half by return: ", std::to_string(s.gated.selected.size()));
-}
-
-std::string run_summary(const PipelineResult& r) {
-  std::ostringstream out;
-  out << r.task.name << ": " << r.pool_episodes << " episodes, " << r.pool_unsafe
-      << " over the budget " << fixed(r.task.budget, 0)
-      << "; alpha = " << fixed(r.options.calibration.alpha, 2)
-      << ", delta = " << fixed(r.options.calibration.delta, 2)
-      << ", n = " << r.options.calibration_size << "\n\n"
-      << summary_table(r) << "\n";
-  for (const SeedResult& s : r.seeds)
-    out << "seed " << s.seed << ": " << certificate_line(s) << "\n";
-  out << "\n";
-  for (const Claim& c : check_claims(r))
-    out << verdict_text(c.verdict) << ": " << c.statement << " (" << c.evidence << ")\n";
-  return out.str();
-}
-
-namespace {
 
 // Title, the task, the pool and the settings of the run.
 std::string setting_section(const PipelineResult& r) {
@@ -290,6 +101,15 @@ std::string fidelity_section(const PipelineResult& r) {
      << "Pool: " << r.pool_unsafe << " of " << r.pool_episodes << " episodes over the budget "
      << fixed(r.task.budget, 0) << ", mean episodic cost " << fixed(r.pool_mean_cost, 2)
      << ".\n\n![the pool's episodic costs](cost_histogram.svg)\n\n";
+  if (const std::string split = cost_split_table(r); !split.empty())
+    md << "Where each clone's cost comes from. Every episode knows the behavior checkpoint that "
+          "produced it; each checkpoint ran " << r.options.behavior_cost_episodes
+       << " fresh episodes, and a selection's policy data cost is the mean of its checkpoints' "
+          "costs. The cloning gap (clone cost minus data cost) is then the selection's luck "
+          "(policy data cost minus data cost: how much cheaper the selected episodes were than "
+          "their checkpoints usually are) plus the cloner's share (clone cost minus policy data "
+          "cost).\n\n"
+       << split << "\n";
   for (const SeedResult& s : r.seeds)
     md << "- seed " << s.seed << ": the calibrated selection ("
        << (s.calibrated.certificate.certified ? "certified" : "uncertified fallback") << ") holds "

@@ -1,13 +1,15 @@
 #pragma once
-// The human side of a pipeline report (docs/pipeline.md, "The report"): report.md and the SVG
-// figures (report_figures.cpp), and its machine side, report.json (report_json.cpp), with each
-// seed's hand-off files named.
+// The human side of a pipeline report (docs/pipeline.md, "The report"): report.md (report.cpp),
+// the claims checked on the run (report_claims.cpp), what `ltt pipeline` prints
+// (report_summary.cpp) and the SVG figures (report_figures.cpp), and its machine side,
+// report.json (report_json.cpp), with each seed's hand-off files named.
 //
 //   report.md               the methods table (reward, cost, the cost of the data cloned and
 //                           the cloning gap, budget, within budget: mean and 95% bootstrap CI
 //                           over seeds), the claims the paper makes checked on this run, the
 //                           fidelity section (pool costs, the selection's unsafe members, the
-//                           cloning gap), the score quality (five rankings of the pool on the
+//                           cloning gap split into the selection's luck and the cloner's share
+//                           where the behavior checkpoints are known), the score quality (five rankings of the pool on the
 //                           grid, and per seed which stage a refusal is), each seed's
 //                           certificate walk, the policy certificates per seed and pooled, the
 //                           oracle diagnostics, links to the figures
@@ -40,6 +42,10 @@ struct SeedArtifacts {
 SeedArtifacts seed_artifacts(std::uint64_t seed);
 // The methods table alone.
 std::string summary_table(const PipelineResult& result);
+// Where each clone's cost comes from (docs/pipeline.md): per method cloned, the clone's cost, the
+// data cost, the policy data cost, the selection's luck and the cloner's share, mean and 95%
+// bootstrap CI over seeds. Empty when the pool does not know its behavior checkpoints.
+std::string cost_split_table(const PipelineResult& result);
 // What `ltt pipeline` prints: the table, one line per seed on its certificate, and the claims.
 std::string run_summary(const PipelineResult& result);
 std::string score_cost_svg(const PipelineResult& result);          // the first seed

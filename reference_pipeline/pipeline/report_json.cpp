@@ -58,10 +58,22 @@ void write_evaluation(JsonWriter& json, const Evaluation& e) {
   json.end_object();
 }
 
-// Where a clone's cost comes from: the data it was trained on, and the gap cloning adds.
+// An interval, or null where the pool does not know its behavior checkpoints.
+void write_interval(JsonWriter& json, std::string_view name, const std::optional<Interval>& i) {
+  if (i)
+    write_interval(json, name, *i);
+  else
+    json.field(name, std::optional<double>{});
+}
+
+// Where a clone's cost comes from: the data it was trained on, and the gap cloning adds, split
+// into the selection's luck and the cloner's share where the behavior checkpoints are known.
 void write_fidelity(JsonWriter& json, const MethodSummary& m) {
   write_interval(json, "data_cost", m.data_cost);
   write_interval(json, "cloning_gap", m.cloning_gap);
+  write_interval(json, "policy_data_cost", m.policy_data_cost);
+  write_interval(json, "selection_luck", m.selection_luck);
+  write_interval(json, "cloner_share", m.cloner_share);
   json.field("refused_seeds", m.refused_seeds);
   if (m.cost.samples == 0) {
     json.field("pooled", std::optional<double>{});
@@ -104,6 +116,7 @@ void write_pool_and_settings(JsonWriter& json, const PipelineResult& r) {
       .field("delta", o.calibration.delta)
       .field("reward_fraction", o.reward_fraction)
       .field("eval_episodes", o.eval_episodes)
+      .field("behavior_cost_episodes", o.behavior_cost_episodes)
       .field("validation_draws", o.validation_draws)
       .field("backend", o.backend->name());
   json.key("value_hidden").begin_array();
@@ -221,6 +234,9 @@ void write_seed_value_and_methods(JsonWriter& json, const SeedResult& s) {
     if (m.selection_size > 0) {
       json.field("reward", m.evaluation.mean_return).field("cost", m.evaluation.mean_cost);
       json.field("data_cost", m.data_cost).field("cloning_gap", m.cloning_gap);
+      json.field("policy_data_cost", m.policy_data_cost)
+          .field("selection_luck", m.selection_luck())
+          .field("cloner_share", m.cloner_share());
       write_evaluation(json, m.evaluation);
     }
     json.end_object();

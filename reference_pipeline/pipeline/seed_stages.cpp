@@ -300,6 +300,13 @@ MethodResult describe(const BehaviorPool& pool, std::string_view name,
   out.selection_size = static_cast<std::int64_t>(selection.selected.size());
   out.selection_unsafe_fraction = curation::unsafe_fraction(pool.unsafe, selection.selected);
   out.data_cost = mean_cost(pool.episodic_cost, selection.selected);
+  if (pool.has_behavior_cost() && !selection.selected.empty()) {
+    double sum = 0;
+    for (const std::int64_t t : selection.selected)
+      sum += pool.checkpoint_cost.at(static_cast<std::size_t>(
+          pool.episode_checkpoint.at(static_cast<std::size_t>(t))));
+    out.policy_data_cost = sum / static_cast<double>(selection.selected.size());
+  }
   out.refused = selection.refused;
   return out;
 }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <span>
 #include <string_view>
@@ -28,12 +29,28 @@ struct EpisodeRecord {
   double episodic_return = 0;  // sum of the stored (float32) rewards
   double episodic_cost = 0;    // sum of the stored (float32) costs
   bool terminal = false;       // ended by terminals (goal reached), else by the time limit
+  // The behavior checkpoint that ran it: an index into its pool's BehaviorCheckpoints, or -1
+  // when the generator has none.
+  std::int64_t checkpoint = -1;
 };
 
-// A generated pool: the dataset and the generator's own account of its episodes.
+// The behavior policies a generated pool's episodes came from (the checkpoints of a training
+// run), each able to run fresh episodes: what a selection's policy-level data cost needs, the
+// cost its episodes' checkpoints would have on average rather than the cost they happened to
+// have (docs/pipeline.md, "Where a clone's cost comes from").
+struct BehaviorCheckpoints {
+  std::int64_t count = 0;  // checkpoints 0 .. count - 1; 0: the pool has none
+  // The mean episodic cost of checkpoint k over `episodes` fresh episodes whose seeds are drawn
+  // from std::mt19937_64(seed), none of them an episode of the pool. Thread-safe.
+  std::function<double(std::int64_t k, std::int64_t episodes, std::uint64_t seed)> mean_cost;
+};
+
+// A generated pool: the dataset, the generator's own account of its episodes, and the
+// checkpoints they came from (empty for a generator without a training run).
 struct TaskPool {
   data::DsrlDataset dataset;
   std::vector<EpisodeRecord> episodes;
+  BehaviorCheckpoints behavior;
 };
 
 // The fixed part of a task's world geometry (data/world_geometry.hpp): the field it places
@@ -64,7 +81,7 @@ class EpisodeLog {
   // Throws std::logic_error if the last episode has no end flag, or if add_world was called
   // for some rows only.
   data::DsrlDataset dataset() const;
-  TaskPool pool() const { return {dataset(), episodes_}; }
+  TaskPool pool() const { return {dataset(), episodes_, {}}; }
 
  private:
   std::int64_t observation_dim_, action_dim_;

@@ -195,9 +195,12 @@ TaskPool generate_point_goal(std::int64_t episodes, std::uint64_t seed, const Po
   if (episodes < 1)
     detail::invalid("generate_point_goal", "episodes", detail::show(episodes), "must be >= 1");
   const TrainingRun run = point_goal_training_run(episodes, seed, data);
+  // The runner outlives this call (the pool's checkpoints run fresh episodes with it): it owns
+  // a copy of the behavior.
   return dataset_of(run, PointGoal::observation_dim, PointGoal::action_dim,
-                    [&](std::uint64_t s, const Checkpoint& c, EpisodeLog* log) {
-                      return run_point_goal_episode(s, c, data.behavior, log);
+                    [behavior = data.behavior](std::uint64_t s, const Checkpoint& c,
+                                               EpisodeLog* log) {
+                      return run_point_goal_episode(s, c, behavior, log);
                     });
 }
 

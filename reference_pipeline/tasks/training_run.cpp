@@ -84,12 +84,13 @@ TrainingRun simulate_training_run(std::int64_t dataset_episodes, std::uint64_t s
     const Checkpoint checkpoint{
         q, lambda / (1 + lambda),
         options.initial_noise + (options.final_noise - options.initial_noise) * q};
+    out.checkpoints.push_back(checkpoint);
     double cost = 0;
     for (std::int64_t k = 0; k < options.episodes_per_epoch; ++k) {
       const std::uint64_t episode_seed = rng();
       const EpisodeMetrics m = run(episode_seed, checkpoint, nullptr);
       cost += m.episodic_cost;
-      out.episodes.push_back({episode_seed, t, checkpoint, m});
+      out.episodes.push_back({episode_seed, e, t, checkpoint, m});
     }
     const double excess = (cost / static_cast<double>(options.episodes_per_epoch) -
                            options.threshold.at(t) * budget) /
@@ -124,7 +125,25 @@ TaskPool dataset_of(const TrainingRun& run, std::int64_t observation_dim, std::i
     const RunEpisode& r = run.episodes.at(static_cast<std::size_t>(i));
     replay(r.seed, r.checkpoint, &log);
   }
-  return log.pool();
+  TaskPool pool = log.pool();
+  for (std::size_t j = 0; j < run.dataset.size(); ++j)
+    pool.episodes.at(j).checkpoint =
+        run.episodes.at(static_cast<std::size_t>(run.dataset[j])).epoch;
+  pool.behavior.count = static_cast<std::int64_t>(run.checkpoints.size());
+  pool.behavior.mean_cost = [checkpoints = run.checkpoints, replay](
+                                std::int64_t k, std::int64_t episodes, std::uint64_t seed) {
+    constexpr std::string_view function = "BehaviorCheckpoints::mean_cost";
+    if (k < 0 || k >= static_cast<std::int64_t>(checkpoints.size()))
+      detail::invalid(function, "k", detail::show(k),
+                      data::cat("must lie in [0, ", detail::show(checkpoints.size()), ")"));
+    if (episodes < 1) detail::invalid(function, "episodes", detail::show(episodes), "must be >= 1");
+    std::mt19937_64 rng(seed);
+    double cost = 0;
+    for (std::int64_t e = 0; e < episodes; ++e)
+      cost += replay(rng(), checkpoints[static_cast<std::size_t>(k)], nullptr).episodic_cost;
+    return cost / static_cast<double>(episodes);
+  };
+  return pool;
 }
 
 }  // namespace ltt::tasks

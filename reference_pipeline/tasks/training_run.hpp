@@ -77,13 +77,15 @@ using EpisodeRunner = std::function<EpisodeMetrics(std::uint64_t seed, const Che
 
 struct RunEpisode {
   std::uint64_t seed = 0;
+  std::int64_t epoch = 0;
   double training_fraction = 0;  // t at its epoch's middle
   Checkpoint checkpoint;
   EpisodeMetrics metrics;
 };
 
 struct TrainingRun {
-  std::vector<RunEpisode> episodes;   // every episode the run logged, in order
+  std::vector<Checkpoint> checkpoints;  // the policy of each epoch, in order
+  std::vector<RunEpisode> episodes;     // every episode the run logged, in order
   std::vector<std::int64_t> dataset;  // positions of the dataset's episodes, in order
 };
 
@@ -93,7 +95,10 @@ struct TrainingRun {
 TrainingRun simulate_training_run(std::int64_t dataset_episodes, std::uint64_t seed, double budget,
                                   const TrainingRunOptions& options, const EpisodeRunner& run);
 
-// The dataset of a run: its episodes replayed into the DSRL layout.
+// The dataset of a run: its episodes replayed into the DSRL layout, each record naming its epoch
+// as its checkpoint; the pool's BehaviorCheckpoints are the run's epochs, a checkpoint's fresh
+// episodes run by `replay` (without a log). The pool keeps a copy of `replay`: it must own what
+// it uses (capture by value), since it runs after this call returns.
 TaskPool dataset_of(const TrainingRun& run, std::int64_t observation_dim, std::int64_t action_dim,
                     const EpisodeRunner& replay);
 

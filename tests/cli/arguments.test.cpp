@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "arguments.hpp"
@@ -118,4 +119,30 @@ TEST_CASE("--grid's default text is the paper's grid") {
   const std::vector<double> parsed = ltt::cli::grid_quantiles(ltt::cli::paper_grid_text);
   CHECK(parsed == std::vector<double>(ltt::curation::paper_grid_quantiles.begin(),
                                       ltt::curation::paper_grid_quantiles.end()));
+}
+
+TEST_CASE("--memory: a count of bytes with a unit as people write it, powers of 1024") {
+  constexpr std::int64_t Ki = 1024, Mi = Ki * Ki, Gi = Mi * Ki, Ti = Gi * Ki;
+  const std::pair<std::string_view, std::int64_t> accepted[] = {
+      {"300000", 300000}, {"300000B", 300000}, {"1b", 1},          {"64K", 64 * Ki},
+      {"64kb", 64 * Ki},  {"64KiB", 64 * Ki},  {"512M", 512 * Mi}, {"64m", 64 * Mi},
+      {"64MB", 64 * Mi},  {"64MiB", 64 * Mi},  {"64mib", 64 * Mi}, {"1G", Gi},
+      {"1GB", Gi},        {"1GiB", Gi},        {"2T", 2 * Ti},     {"2TB", 2 * Ti},
+      {"2TiB", 2 * Ti},   {"1024T", 1024 * Ti}};
+  for (const auto& [text, bytes] : accepted) {
+    CAPTURE(text);
+    CHECK(memory_bytes(text) == bytes);
+  }
+  const std::string_view refused[] = {"",     "0",   "0M",  "-1",   "1.5G", "64 M", "M",
+                                      "64Mi", "64X", "64P", "64MBB", "64iB", "1025T", "+64M"};
+  for (const std::string_view text : refused) {
+    CAPTURE(text);
+    try {
+      memory_bytes(text);
+      FAIL("accepted");
+    } catch (const BadInput& e) {
+      CHECK(std::string(e.what()).starts_with("--memory: '" + std::string(text) +
+                                              "' is not a size in bytes"));
+    }
+  }
 }

@@ -27,9 +27,10 @@
 
 #include <data/npy.hpp>
 
+#include <certification/table_reader.hpp>
+
 #include "certify_checks.hpp"
 #include "run_program.hpp"
-#include "table_reader.hpp"
 
 using namespace ltt_cli_test;
 namespace cur = ltt::curation;
@@ -331,7 +332,7 @@ TEST_CASE("ltt certify and draw: ids are names, matched byte for byte and writte
     return (i % 2 ? "traj" : "ep-") + std::string(5 - std::to_string(i).size(), '0') +
            std::to_string(i);
   };
-  const auto field = [](const std::string& text) { return ltt::cli::csv_field(text); };
+  const auto field = [](const std::string& text) { return ltt::certification::csv_field(text); };
   std::string pool_text = "id,score\n";
   for (std::size_t i = 0; i < p.id.size(); ++i)
     pool_text += field(name(i)) + "," + decimal(p.score[i]) + "\n";
@@ -349,9 +350,9 @@ TEST_CASE("ltt certify and draw: ids are names, matched byte for byte and writte
     expected += field(name(static_cast<std::size_t>(s))) + "\n";
   CHECK(slurp(certify_dir() / "sel.txt") == expected);
   // The selection file reads back, field by field, as the names themselves.
-  ltt::cli::CsvFile back("sel.csv", "id\n" + expected);
+  ltt::certification::CsvFile back("sel.csv", "id\n" + expected);
   std::size_t k = 0;
-  for (ltt::cli::CsvRecord row; back.next(row); ++k)
+  for (ltt::certification::CsvRecord row; back.next(row); ++k)
     CHECK(row.fields[0] == name(static_cast<std::size_t>(library().selected[k])));
   CHECK(k == library().selected.size());
 
@@ -745,12 +746,12 @@ TEST_CASE(
 }
 
 TEST_CASE("CsvFile: fields, quotes, line numbers") {
-  ltt::cli::CsvFile csv(
+  ltt::certification::CsvFile csv(
       "t.csv", "\xEF\xBB\xBF a , b ,c\n\n1,\"x, \"\"y\"\"\",  3 \r\n\"multi\nline\",2,3\n");
   CHECK(csv.columns().size() == 3);
   CHECK(csv.columns()[0] == "a");
   CHECK(csv.columns()[1] == "b");
-  ltt::cli::CsvRecord row;
+  ltt::certification::CsvRecord row;
   REQUIRE(csv.next(row));
   CHECK(row.line == 3);
   CHECK(row.fields[1] == "x, \"y\"");
@@ -759,10 +760,10 @@ TEST_CASE("CsvFile: fields, quotes, line numbers") {
   CHECK(row.line == 4);
   CHECK(row.fields[0] == "multi\nline");
   CHECK_FALSE(csv.next(row));
-  CHECK(ltt::cli::finite_field(
+  CHECK(ltt::certification::finite_field(
             csv,
             [] {
-              ltt::cli::CsvRecord r;
+              ltt::certification::CsvRecord r;
               r.fields = {"+1.5e3"};
               return r;
             }(),

@@ -200,6 +200,14 @@ def check_pipeline(report, task, folder):
         require(pooled["cost_upper"] >= pooled["mean_cost"], f"{m['name']}: pooled cost bound")
         require(abs(m["cloning_gap"]["mean"] - (m["cost"] - m["data_cost"]["mean"])) <= 1e-9 *
                 max(1.0, abs(m["cost"])), f"{m['name']}: cloning gap is not cost - data cost")
+        split = [m[key] for key in ("policy_data_cost", "selection_luck", "cloner_share")]
+        require(all(v is None for v in split) or all(v is not None for v in split),
+                f"{m['name']}: the gap's split is partly missing")
+        if split[0] is not None:
+            require(abs(split[1]["mean"] - (split[0]["mean"] - m["data_cost"]["mean"])) <= 1e-9 *
+                    max(1.0, abs(split[0]["mean"])), f"{m['name']}: luck is not policy - data cost")
+            require(abs(split[1]["mean"] + split[2]["mean"] - m["cloning_gap"]["mean"]) <= 1e-9 *
+                    max(1.0, abs(m["cost"])), f"{m['name']}: luck + cloner is not the gap")
     by_summary = {m["name"]: m for m in report["methods"]}
     uncertified = sum(not s["certificate"]["certified"] for s in report["seeds"])
     require(by_summary["Return-weighted"]["refused_seeds"] == uncertified,
@@ -261,6 +269,11 @@ def check_pipeline(report, task, folder):
                     f"{where}: {m['name']} over-budget bound")
             require(abs(m["cloning_gap"] - (m["cost"] - m["data_cost"])) <= 1e-9 * max(1.0, abs(m["cost"])),
                     f"{where}: {m['name']} cloning gap")
+            if m["policy_data_cost"] is not None:
+                require(abs(m["selection_luck"] + m["cloner_share"] - m["cloning_gap"]) <= 1e-9 *
+                        max(1.0, abs(m["cost"])), f"{where}: {m['name']} luck + cloner")
+                require(abs(m["cloner_share"] - (m["cost"] - m["policy_data_cost"])) <= 1e-9 *
+                        max(1.0, abs(m["cost"])), f"{where}: {m['name']} cloner share")
     require(seeds >= 1, "no seeds")
     costs_return = {s["score_quality"]["spearman_cost_return"] for s in report["seeds"]}
     require(len(costs_return) == 1, "spearman_cost_return differs between seeds")

@@ -16,10 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "format.hpp"
+#include <certification/format.hpp>
+
 #include "run_program.hpp"
 
-using ltt::cli::JsonWriter;
+using ltt::certification::JsonWriter;
 
 TEST_CASE("JsonWriter: nested objects and arrays, commas in the right places") {
   std::ostringstream out;
@@ -106,7 +107,7 @@ TEST_CASE("JsonWriter: every number is the shortest decimal, read back by Python
     x.push_back(unit(bits));
   }
   std::ostringstream out;
-  ltt::cli::JsonWriter json(out);
+  ltt::certification::JsonWriter json(out);
   json.begin_array();
   for (const double v : x) json.value(v);
   json.end_array();

@@ -202,10 +202,10 @@ TEST_CASE("ltt score --memory: the same bytes whatever the block of rows and the
   CHECK(p.err.find("scoring: 65536" + of_rows) != std::string::npos);
   CHECK(p.err.find("scoring: " + std::to_string(rows) + of_rows) != std::string::npos);
   CHECK(p.err.find(" s left") != std::string::npos);
-  // Suffixes are powers of 1024 in either case: 64m is 64 MiB.
+  // Units are powers of 1024, written as people write sizes (arguments.test.cpp has the table).
   const fs::path suffixed = fresh_out("long_suffix");
   const Result m = score("--dataset " + q(d) + " --out " + q(suffixed) + model +
-                         " --no-state-values --json --memory 64m");
+                         " --no-state-values --json --memory 64MiB");
   REQUIRE_MESSAGE(m.code == 0, m.err);
   CHECK(number(json_object(json_object(m.out).at("streaming") + "\n").at("memory")) ==
         64.0 * 1024 * 1024);

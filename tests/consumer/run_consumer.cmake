@@ -11,7 +11,8 @@
 # add_subdirectory:    build tests/consumer/add_subdirectory, which vendors LTT_SOURCE_DIR.
 # installed_libraries: install LTT_BUILD_DIR (the build under test, program and libraries
 #                      built) into WORK_DIR/prefix, run the installed bin/ltt, then build
-#                      tests/consumer/installed_libraries (ltt::data, ltt::learning) against it.
+#                      tests/consumer/installed_libraries (ltt::data, ltt::learning,
+#                      ltt::tasks) against it.
 #
 # Either way the consumer's own compile line must carry none of ltt's project flags: -Werror,
 # -march=native and the sanitizers are for ltt's programs, never for its users. The one
@@ -64,6 +65,7 @@ endfunction()
 # neither the source nor the build tree.
 macro(check_installed_package)
   foreach(f include/ltt/ltt.hpp include/curation/curation.hpp
+            share/doc/ltt/LICENSE share/doc/ltt/CITATION.cff
             share/cmake/ltt/lttConfig.cmake share/cmake/ltt/lttConfigVersion.cmake
             share/cmake/ltt/lttTargets.cmake)
     if(NOT EXISTS "${prefix}/${f}")
@@ -150,6 +152,15 @@ elseif(MODE STREQUAL "installed_libraries")
             include/ltt_reference_pipeline/pipeline/pipeline.hpp)
     if(NOT EXISTS "${prefix}/${f}")
       message(FATAL_ERROR "the install did not produce ${f}")
+    endif()
+  endforeach()
+  # The installed headers name no MuJoCo type: ltt::tasks links MuJoCo privately, and
+  # tasks/mujoco_model.hpp, which includes it, stays in the source tree.
+  file(GLOB_RECURSE installed_headers "${prefix}/include/ltt_reference_pipeline/*.hpp")
+  foreach(header ${installed_headers})
+    file(STRINGS "${header}" mujoco_lines REGEX "#include *<mujoco/|mjModel|mjData")
+    if(mujoco_lines)
+      message(FATAL_ERROR "installed ${header} names MuJoCo: ${mujoco_lines}")
     endif()
   endforeach()
   check_installed_program("${prefix}/bin/ltt")

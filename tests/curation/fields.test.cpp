@@ -1,5 +1,5 @@
 // Tests for include/curation/fields.hpp and include/ltt/fields.hpp: the certificate's field
-// list is the `ltt certify --json` contract of DESIGN.md, in its order; nested structs,
+// list is what `ltt certify --json` promises (docs/cli.md), in its order; nested structs,
 // optionals and vectors reach the visitor as themselves; the triple a certificate carries.
 
 #include <curation/fields.hpp>

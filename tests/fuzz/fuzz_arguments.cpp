@@ -6,7 +6,7 @@
 // Input: the command line after `ltt`, as tokens. When the input holds a NUL byte the tokens
 // are split on NUL alone (a token may then hold spaces or be empty); otherwise on whitespace,
 // so a seed reads like a shell line. The first token picks the flag table:
-//   certify   `ltt certify`'s table (certification::certify_flags), then its flag readers
+//   certify   `ltt certify`'s table (certify_flags), then its flag readers
 //   score     `ltt score`'s table (scoring_flags()); not read_score_settings, which needs
 //             ltt_learning (its Eigen kernels would double the fuzz build's time in CI)
 //   other     a table with a flag of every kind, default, maximum and requirement the
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "arguments.hpp"
-#include "certification.hpp"
+#include "certification_flags.hpp"
 #include "curation_flags.hpp"
 #include "fuzz_support.hpp"
 #include "safety_scoring.hpp"
@@ -107,14 +107,14 @@ void read_back(const Command& command, const Arguments& args) {
 
 // The flag readers `ltt certify` calls before reading any file (certify.cpp, certification.hpp).
 void certify_readers(const Arguments& args) {
-  certification::Inputs in;
+  Inputs in;
   static_cast<void>(accepted([&] {
-    certification::read_label_flags(args, in);
+    read_label_flags(args, in);
     return true;
   }));
   static_cast<void>(accepted([&] { return read_aggregator(args, in.aggregation_name); }));
   if (const auto options =
-          accepted([&] { return certification::read_selection_flags(args, in); })) {
+          accepted([&] { return read_selection_flags(args, in); })) {
     check(!options->quantiles.empty(), "--grid: at least one quantile");
     for (std::size_t j = 0; j < options->quantiles.size(); ++j)
       check(options->quantiles[j] >= 0.0 && options->quantiles[j] <= 1.0 &&
@@ -130,7 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       tokens(std::string_view(reinterpret_cast<const char*>(data), size));
   const std::string_view name = t.empty() ? std::string_view() : t.front();
 
-  const Command certify{"certify", "`ltt certify`", certification::certify_flags};
+  const Command certify{"certify", "`ltt certify`", certify_flags};
   const Command score{"score", "`ltt score`", scoring_flags()};
   const Command& command = name == "certify" ? certify : name == "score" ? score : every_kind;
   // After a subcommand's name come its flags; every token is a flag of the other table.

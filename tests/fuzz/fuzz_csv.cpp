@@ -1,5 +1,5 @@
-// libFuzzer target: the program's CSV tables (reference_pipeline/cli/table_reader.hpp and
-// pool_file.hpp), the readers behind `ltt certify --pool/--labels/--state-values`.
+// libFuzzer target: the program's CSV tables (reference_pipeline/certification/:
+// table_reader.hpp and pool_file.hpp), the readers behind `ltt certify --pool/--labels/--state-values`.
 //
 // Input: a pool CSV, optionally followed by a NUL byte and a second table, which is read
 // against the pool both as labels (id,unsafe) and as state values (id,value). The pool is read
@@ -16,9 +16,10 @@
 #include <curation/score_aggregation.hpp>
 #include <curation/trajectory_pool.hpp>
 
+#include <certification/pool_file.hpp>
+#include <certification/table_reader.hpp>
+
 #include "fuzz_support.hpp"
-#include "pool_file.hpp"
-#include "table_reader.hpp"
 
 namespace {
 
@@ -26,7 +27,7 @@ using namespace ltt;
 using fuzz::accepted;
 using fuzz::check;
 
-void check_pool(const cli::PoolFile& f, bool with_score) {
+void check_pool(const certification::PoolFile& f, bool with_score) {
   const auto N = static_cast<std::size_t>(f.size());
   check(N > 0, "an accepted pool is not empty");
   check(f.line.size() == N && f.id_text.size() == N && f.position_by_key.size() == N,
@@ -45,9 +46,9 @@ void check_pool(const cli::PoolFile& f, bool with_score) {
   }
 }
 
-void read_against(const cli::PoolFile& pool, std::string_view table) {
+void read_against(const certification::PoolFile& pool, std::string_view table) {
   if (const auto labels = accepted(
-          [&] { return cli::read_labels(cli::CsvFile("labels.csv", std::string(table)), pool); })) {
+          [&] { return certification::read_labels(certification::CsvFile("labels.csv", std::string(table)), pool); })) {
     check(labels->index.size() == labels->unsafe.size() && labels->size() >= 1 &&
               labels->size() <= pool.size(),
           "labels: one bit per position, at least one, at most the pool");
@@ -61,7 +62,7 @@ void read_against(const cli::PoolFile& pool, std::string_view table) {
                           curation::Aggregation::percentile}) {
     const curation::Aggregator aggregator{kind, 10.0};
     if (const auto scores = accepted([&] {
-          return cli::read_state_scores(cli::CsvFile("states.csv", std::string(table)), pool,
+          return certification::read_state_scores(certification::CsvFile("states.csv", std::string(table)), pool,
                                         aggregator);
         }))
       check(static_cast<std::int64_t>(scores->size()) == pool.size(),
@@ -77,10 +78,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view pool_text = bytes.substr(0, nul);
 
   const auto pool = accepted(
-      [&] { return cli::read_pool_csv(cli::CsvFile("pool.csv", std::string(pool_text))); });
+      [&] { return certification::read_pool_csv(certification::CsvFile("pool.csv", std::string(pool_text))); });
   if (pool) check_pool(*pool, true);
   const auto unscored = accepted(
-      [&] { return cli::read_pool_csv(cli::CsvFile("pool.csv", std::string(pool_text)), false); });
+      [&] { return certification::read_pool_csv(certification::CsvFile("pool.csv", std::string(pool_text)), false); });
   if (unscored) check_pool(*unscored, false);
   check(!pool || unscored, "a pool read with scores reads without them");
 

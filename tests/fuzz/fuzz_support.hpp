@@ -13,7 +13,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "bad_input.hpp"
+#include <certification/bad_input.hpp>
 
 namespace ltt::fuzz {
 
@@ -22,7 +22,7 @@ template <class Read>
 auto accepted(Read read) -> std::optional<std::invoke_result_t<Read>> {
   try {
     return read();
-  } catch (const cli::BadInput&) {
+  } catch (const certification::BadInput&) {
     return std::nullopt;
   } catch (const std::invalid_argument&) {
     return std::nullopt;

@@ -13,6 +13,7 @@
 #include "../support/throws.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <string>
@@ -94,6 +95,28 @@ TEST_CASE("load_behavior_pool: the DSRL round trip gives back the generated epis
     }
     CHECK(pool.observations.size() ==
           static_cast<std::size_t>(pool.transitions * t.observation_dim));
+    // A task with a training run names each episode's checkpoint, and each named checkpoint has
+    // its policy-level cost from the generator's own fresh episodes; the others have none.
+    if (generated.behavior.count > 0) {
+      REQUIRE(pool.has_behavior_cost());
+      REQUIRE(pool.checkpoint_cost.size() == static_cast<std::size_t>(generated.behavior.count));
+      for (std::size_t i = 0; i < generated.episodes.size(); ++i) {
+        const std::int64_t k = generated.episodes[i].checkpoint;
+        CHECK(pool.episode_checkpoint[i] == k);
+        CHECK(std::isfinite(pool.checkpoint_cost[static_cast<std::size_t>(k)]));
+      }
+      // the same value on one thread (each checkpoint has its own seed stream)
+      pl::PipelineOptions one = o;
+      one.threads = 1;
+      const pl::BehaviorPool serial = pl::load_behavior_pool(t, one);
+      CHECK(std::equal(serial.checkpoint_cost.begin(), serial.checkpoint_cost.end(),
+                       pool.checkpoint_cost.begin(), pool.checkpoint_cost.end(),
+                       [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }));
+      one.behavior_cost_episodes = 0;
+      CHECK_FALSE(pl::load_behavior_pool(t, one).has_behavior_cost());
+    } else {
+      CHECK_FALSE(pool.has_behavior_cost());
+    }
     // and a kept pool is read again as a user's dataset
     o.keep_pool = true;
     const pl::BehaviorPool kept = pl::load_behavior_pool(t, o);
@@ -101,6 +124,7 @@ TEST_CASE("load_behavior_pool: the DSRL round trip gives back the generated epis
     pl::PipelineOptions from_file = o;
     from_file.dataset = kept.source;
     const pl::BehaviorPool again = pl::load_behavior_pool(t, from_file);
+    CHECK_FALSE(again.has_behavior_cost());  // a DSRL file does not say where its episodes came from
     CHECK(again.observations == kept.observations);
     CHECK(again.episodic_cost == kept.episodic_cost);
     std::filesystem::remove_all(kept.source);
@@ -203,6 +227,18 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
         CHECK(m.name == pl::method_list[k]);
         if (m.selection_size == 0) continue;
         CHECK(m.cloning_gap == doctest::Approx(m.evaluation.mean_cost - m.data_cost));
+        // the gap split into the selection's luck and the cloner's share, where the pool knows
+        // its checkpoints: the checkpoints' policy-level costs averaged over the selection
+        REQUIRE(m.policy_data_cost.has_value() == pool.has_behavior_cost());
+        if (m.policy_data_cost) {
+          const std::vector<std::int64_t> selected = pl::method_selections(pool, s)[k].selected;
+          double sum = 0;
+          for (const std::int64_t e : selected)
+            sum += pool.checkpoint_cost[static_cast<std::size_t>(
+                pool.episode_checkpoint[static_cast<std::size_t>(e)])];
+          CHECK(*m.policy_data_cost == doctest::Approx(sum / static_cast<double>(selected.size())));
+          CHECK(*m.selection_luck() + *m.cloner_share() == doctest::Approx(m.cloning_gap));
+        }
         CHECK(m.evaluation.costs.size() == static_cast<std::size_t>(o.eval_episodes));
         CHECK(m.evaluation.cost_upper >= m.evaluation.mean_cost);
         CHECK(m.evaluation.over_budget_upper >=
@@ -219,6 +255,10 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
       CHECK(m.cost.low <= m.cost.mean);
       CHECK(m.cost.mean <= m.cost.high);
       CHECK(m.within_budget == (m.cost.mean <= t.budget));
+      CHECK(m.policy_data_cost.has_value() == pool.has_behavior_cost());
+      if (m.policy_data_cost)
+        CHECK(m.selection_luck->mean + m.cloner_share->mean ==
+              doctest::Approx(m.cloning_gap.mean));
     }
   }
 }

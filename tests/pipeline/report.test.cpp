@@ -126,6 +126,25 @@ TEST_CASE("report_markdown and the figures: every method and seed, well-formed S
                                         3);  // + one legend marker per series
 }
 
+TEST_CASE("cost_split_table: a row per method cloned, only where the checkpoints are known") {
+  pl::PipelineResult r;
+  CHECK(pl::cost_split_table(r).empty());
+  pl::MethodSummary cloned = summary("BC-Safe", 6.0, 5.0, 7.0);
+  cloned.data_cost = {2.0, 2.0, 2.0, 3};
+  cloned.policy_data_cost = pl::Interval{3.5, 3.25, 3.75, 3};
+  cloned.selection_luck = pl::Interval{1.5, 1.25, 1.75, 3};
+  cloned.cloner_share = pl::Interval{2.5, 1.5, 3.5, 3};
+  pl::MethodSummary unknown = summary("Return-weighted", 0);
+  unknown.cost.samples = 0;
+  r.summary = {unknown};
+  CHECK(pl::cost_split_table(r).empty());
+  r.summary = {cloned, unknown};
+  const std::string table = pl::cost_split_table(r);
+  CHECK(count(table, "| BC-Safe | 6.00 [5.00, 7.00] | 2.00 [2.00, 2.00] | 3.50 [3.25, 3.75] | "
+                     "1.50 [1.25, 1.75] | 2.50 [1.50, 3.50] |") == 1);
+  CHECK(count(table, "Return-weighted") == 0);
+}
+
 TEST_CASE("cost_histogram_svg: well-formed, with the budget line") {
   pl::PipelineResult r;
   r.task = pl::task_named("point-goal");  // budget 5

@@ -239,6 +239,34 @@ TEST_CASE("point-goal: the training run behind the pool") {
   CHECK(late / static_cast<double>(n / 10) > 0.2);
 }
 
+TEST_CASE("point-goal: every episode names its checkpoint, which runs fresh episodes") {
+  const tasks::TrainingRun run = tasks::point_goal_training_run(300, 2);
+  const tasks::TaskPool pool = tasks::generate_point_goal(300, 2);
+  REQUIRE(pool.behavior.count == static_cast<std::int64_t>(run.checkpoints.size()));
+  REQUIRE(pool.behavior.mean_cost);
+  for (std::size_t i = 0; i < run.dataset.size(); ++i)
+    CHECK(pool.episodes[i].checkpoint ==
+          run.episodes[static_cast<std::size_t>(run.dataset[i])].epoch);
+  // A checkpoint's fresh episodes are the run's episode runner with new seeds: its mean cost over
+  // k episodes is the mean of k runs of run_point_goal_episode at that checkpoint, seeded in order.
+  const std::int64_t k = pool.episodes[7].checkpoint;
+  std::mt19937_64 rng(99);
+  double expected = 0;
+  for (int e = 0; e < 5; ++e)
+    expected += tasks::run_point_goal_episode(rng(), run.checkpoints[static_cast<std::size_t>(k)],
+                                              tasks::PointGoalBehavior{}, nullptr)
+                    .episodic_cost;
+  CHECK(pool.behavior.mean_cost(k, 5, 99) == expected / 5);
+  // Over many fresh episodes, the late (cautious) checkpoints cost less than the early ones, as
+  // the run's own episodes do.
+  const std::int64_t last = pool.behavior.count - 1;
+  CHECK(pool.behavior.mean_cost(last, 200, 1) < pool.behavior.mean_cost(last / 20, 200, 1));
+  CHECK_THROWS_WITH_AS(pool.behavior.mean_cost(pool.behavior.count, 1, 1),
+                       doctest::Contains("'k'"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(pool.behavior.mean_cost(0, 0, 1), doctest::Contains("'episodes'"),
+                       std::invalid_argument);
+}
+
 // Prints docs/tasks.md's pool properties table for point-goal (1000 episodes, seeds 1-3) and the
 // training run's phases behind the first. Skipped by default: run with --no-skip.
 TEST_CASE("point-goal: pool properties (docs/tasks.md table)" * doctest::skip()) {

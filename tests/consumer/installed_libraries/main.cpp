@@ -1,6 +1,8 @@
-// Uses the installed ltt::data and ltt::learning: writes a .npy and reads it back, trains a
-// tiny value network on it with the Eigen backend, saves the model file and loads it back.
+// Uses the installed ltt::data, ltt::learning and ltt::tasks: writes a .npy and reads it back,
+// trains a tiny value network on it with the Eigen backend, saves the model file and loads it
+// back, and runs an episode of a velocity task (MuJoCo, linked through ltt::tasks).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include <data/npy.hpp>
 #include <learning/eigen_mlp.hpp>
 #include <learning/model_file.hpp>
+#include <tasks/velocity.hpp>
 
 namespace data = ltt::data;
 namespace learning = ltt::learning;
@@ -57,5 +60,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "model.ltt did not load back as saved\n");
     return 1;
   }
+
+  // The swimmer's model comes from inside the library: nothing is read from disk.
+  ltt::tasks::VelocityEnvironment swimmer(ltt::tasks::velocity_task("swimmer-velocity"), 1);
+  const std::vector<double> action{0.5, -0.5};
+  double episode_return = 0;
+  while (!swimmer.done()) episode_return += swimmer.step(action).reward;
+  std::printf("swimmer-velocity: %lld steps, return %.6g\n",
+              static_cast<long long>(swimmer.steps()), episode_return);
+  if (swimmer.steps() != 1000 || !std::isfinite(episode_return)) return 1;
   return 0;
 }

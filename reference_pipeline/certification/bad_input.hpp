@@ -7,11 +7,11 @@
 #include <stdexcept>
 #include <string>
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 class BadInput : public std::runtime_error {
  public:
   explicit BadInput(const std::string& message) : std::runtime_error(message) {}
 };
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification

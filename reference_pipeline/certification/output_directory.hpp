@@ -31,7 +31,7 @@
 #include "format.hpp"
 #include "output_paths.hpp"
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 // One file of the run: its name inside DIR and the writer that fills it at the path given.
 struct OutputFile {
@@ -141,4 +141,4 @@ inline void write_output_directory(const std::filesystem::path& out,
   }
 }
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification

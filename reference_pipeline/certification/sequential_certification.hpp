@@ -3,8 +3,9 @@
 // user's pool, the labels bought one at a time in the seeded label order (--order, --seed;
 // docs/sequential.md, "Interfaces"), as steps run_certify calls in turn:
 //
-//   read_walk_flags         --seed, --stop, --n, --order, --refusal-rate, --alpha, --delta,
-//                           --grid, --min-selection: the walk's settings (also `ltt label budget`'s)
+//   SequentialRequest       the walk's settings (--seed, --stop, --n, --order, ...: read by
+//                           read_walk_flags of cli/certification_flags.hpp, also for `ltt
+//                           label budget`)
 //   SequentialRun           the walk fed label by label until a stop rule fires; which id to
 //                           label next while none has, and the next few if the depth stays.
 //                           The labels of --labels FILE (any row order) wait until the walk
@@ -47,14 +48,12 @@
 #include "bad_input.hpp"
 #include "certificate_summary.hpp"
 #include "certification.hpp"
-#include "arguments.hpp"
-#include "certification_flags.hpp"
-#include "curation_flags.hpp"
 #include "format.hpp"
+#include "inputs.hpp"
 #include "pool_file.hpp"
 #include "table_reader.hpp"
 
-namespace ltt::cli::certification {
+namespace ltt::certification {
 
 // What --sequential asks for beyond the certification inputs.
 struct SequentialRequest {
@@ -62,31 +61,6 @@ struct SequentialRequest {
   std::string stop = "auto";
   bool interactive = false;
 };
-
-// The walk's flags, as `ltt certify --sequential` and `ltt label budget` read them; --seed is
-// the label order's, --min-selection the refusal fallback's.
-inline SequentialRequest read_walk_flags(const Arguments& args, Inputs& in) {
-  SequentialRequest r;
-  in.seed = args.count("seed");
-  r.stop = args.text("stop");
-  try {
-    cur::apply_stop_rule(r.stop, r.options);
-  } catch (const std::invalid_argument&) {
-    throw BadInput(cat("--stop: ", in_quotes(r.stop),
-                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
-  }
-  r.options.label_cap = args.count("n");
-  if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
-  r.options.order = read_label_order(args);
-  r.options.refusal_rate = args.real("refusal-rate");
-  r.options.alpha = args.real("alpha");
-  r.options.delta = args.real("delta");
-  r.options.quantiles = grid_quantiles(args.text("grid"));
-  // The floor of the uncertified fallback's selection when nothing is certified
-  // (curation::sequential_fallback), as the fixed walk's --min-selection.
-  r.options.minimum_selection = args.count("min-selection");
-  return r;
-}
 
 // The cap, once the pool is read: the walk draws without replacement.
 inline void check_label_cap(const SequentialRequest& request, const PoolFile& pool) {
@@ -378,4 +352,4 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
         << " (pass it as --labels to go on)\n";
 }
 
-}  // namespace ltt::cli::certification
+}  // namespace ltt::certification

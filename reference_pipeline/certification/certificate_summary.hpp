@@ -17,15 +17,15 @@
 
 #include <data/dsrl.hpp>
 
-#include "certification_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
 #include "gate.hpp"
+#include "inputs.hpp"
 #include "pool_file.hpp"
 #include "selection_format.hpp"
 #include "selection_output.hpp"
 
-namespace ltt::cli::certification {
+namespace ltt::certification {
 
 // A fixed-width cell, right-aligned.
 inline std::string cell(std::string text, std::size_t width) {
@@ -200,4 +200,4 @@ inline void write_summary(std::ostream& out, const PoolFile& pool, const cur::Ce
   write_files_summary(out, in, gate, written_size, dataset);
 }
 
-}  // namespace ltt::cli::certification
+}  // namespace ltt::certification

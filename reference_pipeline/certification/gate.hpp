@@ -18,7 +18,7 @@
 #include "bad_input.hpp"
 #include "format.hpp"
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 enum class Gate { none, top_half, resample };
 
@@ -74,4 +74,4 @@ inline GateResult reward_gate(Gate gate, const curation::CalibratedSelection& se
   return out;
 }
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification

@@ -1,6 +1,6 @@
 #pragma once
 // The program's text: the reference pipeline's shared formats and JSON writer (data/text.hpp,
-// data/json_writer.hpp, data/json_fields.hpp), named in ltt::cli.
+// data/json_writer.hpp, data/json_fields.hpp), named in ltt::certification.
 //
 //   shortest(x)  every number in JSON and CSV output, and inputs as the user typed them
 //   brief(x)     6 significant digits, for human summaries
@@ -11,7 +11,7 @@
 #include <data/json_writer.hpp>
 #include <data/text.hpp>
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 using data::brief;
 using data::cat;
@@ -20,4 +20,4 @@ using data::JsonFields;
 using data::JsonWriter;
 using data::shortest;
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification

@@ -16,15 +16,15 @@
 #include <data/dsrl.hpp>
 #include <data/npy.hpp>
 
-#include "certification_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
 #include "gate.hpp"
+#include "inputs.hpp"
 #include "pool_file.hpp"
 #include "selection_format.hpp"
 #include "table_reader.hpp"
 
-namespace ltt::cli::certification {
+namespace ltt::certification {
 
 // Rows of the dataset the written episodes hold (repeats counted again).
 inline std::int64_t written_rows(const data::DsrlPool& dataset,
@@ -133,4 +133,4 @@ inline void write_outputs(const Inputs& in, const PoolFile& pool, const data::Ds
   }
 }
 
-}  // namespace ltt::cli::certification
+}  // namespace ltt::certification

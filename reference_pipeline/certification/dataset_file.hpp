@@ -36,7 +36,7 @@
 #include "pool_file.hpp"
 #include "table_reader.hpp"
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 // What --dataset names: the files (one, or several from files, directories and glob patterns,
 // data::dataset_paths) and how messages and JSON name them all: the one file's path, or the
@@ -183,4 +183,4 @@ inline std::vector<double> read_transition_scores(const std::string& path, const
                                      data::episode_offsets(dataset), aggregator);
 }
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification

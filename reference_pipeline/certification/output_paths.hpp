@@ -36,7 +36,7 @@
 #include "bad_input.hpp"
 #include "format.hpp"
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 // Files a run reads or writes, each with the flag that names it (without its dashes).
 using NamedPaths = std::vector<std::pair<std::string_view, std::filesystem::path>>;
@@ -152,4 +152,4 @@ inline void check_output(std::string_view flag, const std::filesystem::path& pat
     throw BadInput(cat(shown, ": ", std::strerror(errno)));
 }
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification

@@ -39,7 +39,7 @@
 #include "bad_input.hpp"
 #include "format.hpp"
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 // The contents of a file, read in one piece; BadInput naming the file when it cannot be read,
 // or when it holds more than at_most bytes (checked before reading a regular file, and while
@@ -269,4 +269,4 @@ inline std::int64_t integer_field(const CsvFile& csv, const CsvRecord& row, std:
   return *x;
 }
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification

@@ -40,7 +40,7 @@
 #include "format.hpp"
 #include "table_reader.hpp"
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 // Where a pool's trajectories come from: a CSV file, a .npy array of scores, or the episodes
 // of a DSRL dataset.
@@ -300,4 +300,4 @@ inline std::vector<double> read_state_scores(const std::string& path, const Pool
   return read_state_scores(CsvFile::read(path), pool, aggregator);
 }
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification

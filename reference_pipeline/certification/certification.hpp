@@ -2,8 +2,8 @@
 // The certification stage of `ltt certify` and `ltt curate` (paper, section 4.3 and appendix A),
 // as steps each subcommand calls in turn:
 //
-//   read_label_flags, read_selection_flags,  the flags, and every output checked before any
-//   check_outputs                            work (certification_flags.hpp)
+//   read_label_flags, read_selection_flags,  the flags (cli/certification_flags.hpp), and
+//   check_outputs                            every output checked before any work (inputs.hpp)
 //   read_calibration                         the labels, or the draw labeled by cost > budget
 //   certify_pool                             calibrated selection -> certificate triple -> gate
 //   write_json                               the certificate as `ltt certify --json` prints it
@@ -30,15 +30,15 @@
 #include <data/dsrl.hpp>
 
 #include "bad_input.hpp"
-#include "certification_flags.hpp"
 #include "dataset_file.hpp"
 #include "format.hpp"
 #include "gate.hpp"
+#include "inputs.hpp"
 #include "pool_file.hpp"
 #include "selection_format.hpp"
 #include "selection_output.hpp"
 
-namespace ltt::cli::certification {
+namespace ltt::certification {
 
 // --gate's account: "gate": {kind, outcome, ...}, or null without one.
 inline void write_gate_json(JsonWriter& json, const GateResult& gate, std::int64_t seed) {
@@ -194,4 +194,4 @@ inline Certification certify_pool(const PoolFile& pool, const cur::Calibration& 
   return out;
 }
 
-}  // namespace ltt::cli::certification
+}  // namespace ltt::certification

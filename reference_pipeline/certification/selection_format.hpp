@@ -12,7 +12,7 @@
 #include "format.hpp"
 #include "gate.hpp"
 
-namespace ltt::cli {
+namespace ltt::certification {
 
 enum class SelectionFormat {
   ids,           // a pool's ids, one per line (repeats after --gate resample)
@@ -78,4 +78,4 @@ inline SelectionFormat selection_format(const std::string& file,
   return SelectionFormat::dsrl_dataset;
 }
 
-}  // namespace ltt::cli
+}  // namespace ltt::certification
