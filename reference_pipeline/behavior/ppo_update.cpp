@@ -2,13 +2,14 @@
 
 #include "behavior/ppo_update.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <future>
 #include <numeric>
 #include <string_view>
 
 #include <curation/detail/random.hpp>
 
+#include "behavior/block_threads.hpp"
 #include "behavior/check.hpp"
 #include "behavior/surrogate.hpp"
 
@@ -89,7 +90,8 @@ struct StepLosses {
 };
 
 // One gradient step on a minibatch.
-StepLosses minibatch_step(ActorCritic& n, const Minibatch& m, const UpdateSettings& s) {
+StepLosses minibatch_step(ActorCritic& n, const Minibatch& m, const UpdateSettings& s,
+                          BlockThreads& threads) {
   const std::size_t act = n.log_std.size();
   const auto rows = static_cast<std::int64_t>(m.old_log_probabilities.size());
   const std::vector<double> log_std(n.log_std.begin(), n.log_std.end());
@@ -125,22 +127,23 @@ StepLosses minibatch_step(ActorCritic& n, const Minibatch& m, const UpdateSettin
   // The three gradients share nothing: on 3 threads each has its own, on 2 the cost critic's
   // runs beside the other two (each network is as much work as another, its hidden layers
   // dominating), on 1 they run in turn. Each network's bits are its own either way.
-  if (s.threads >= 3) {
-    auto r = std::async(std::launch::async, reward_critic);
-    auto c = std::async(std::launch::async, cost_critic);
-    actor();
-    r.get();
-    c.get();
-  } else if (s.threads == 2) {
-    auto c = std::async(std::launch::async, cost_critic);
-    actor();
-    reward_critic();
-    c.get();
-  } else {
-    actor();
-    reward_critic();
-    cost_critic();
-  }
+  threads.run([&](std::size_t block) {
+    if (threads.blocks() == 1) {
+      actor();
+      reward_critic();
+      cost_critic();
+    } else if (block == 0) {
+      actor();
+      if (threads.blocks() == 2) reward_critic();
+    } else if (block == 1) {
+      if (threads.blocks() == 2)
+        cost_critic();
+      else
+        reward_critic();
+    } else {
+      cost_critic();
+    }
+  });
   std::vector<float> log_std_gradient(act);
   double squares = 0.0;
   for (std::size_t j = 0; j < act; ++j) {
@@ -194,6 +197,7 @@ UpdateStatistics ppo_update(ActorCritic& networks, const UpdateBatch& batch,
   std::vector<std::int64_t> order(static_cast<std::size_t>(rows));
   Minibatch m;
   UpdateStatistics u;
+  BlockThreads threads(static_cast<std::size_t>(std::min(settings.threads, 3)));
   for (std::int64_t pass = 0; pass < settings.repeat; ++pass) {
     std::iota(order.begin(), order.end(), std::int64_t{0});
     for (std::int64_t i = rows - 1; i > 0; --i)
@@ -206,7 +210,7 @@ UpdateStatistics ppo_update(ActorCritic& networks, const UpdateBatch& batch,
                std::span(order).subspan(static_cast<std::size_t>(first),
                                         static_cast<std::size_t>(end - first)),
                obs, act);
-      const StepLosses l = minibatch_step(networks, m, settings);
+      const StepLosses l = minibatch_step(networks, m, settings, threads);
       kl += l.kl;
       u.actor_loss += l.actor;
       u.reward_critic_loss += l.reward_critic;

@@ -3,10 +3,10 @@
 #include "behavior/rollout.hpp"
 
 #include <algorithm>
-#include <future>
 #include <stdexcept>
 #include <string>
 
+#include "behavior/block_threads.hpp"
 #include "behavior/check.hpp"
 #include "behavior/gaussian_policy.hpp"
 
@@ -76,6 +76,7 @@ Rollout collect_episodes(const EnvironmentFactory& make, const EnvironmentSpec& 
   }
   std::vector<Episode*> running;
   std::vector<float> batch, means;
+  BlockThreads workers(std::min(static_cast<std::size_t>(threads), seeds.size()));
   for (;;) {
     running.clear();
     for (Episode& e : episodes)
@@ -99,15 +100,11 @@ Rollout collect_episodes(const EnvironmentFactory& make, const EnvironmentSpec& 
       e.log_probabilities.push_back(log_p);
     }
     // Contiguous blocks of the running environments; the calling thread steps the first.
-    const std::size_t blocks = std::min<std::size_t>(static_cast<std::size_t>(threads), n);
-    std::vector<std::future<void>> others;
     const std::span<Episode* const> all(running);
-    for (std::size_t b = 1; b < blocks; ++b)
-      others.push_back(std::async(
-          std::launch::async, step_block,
-          all.subspan(b * n / blocks, (b + 1) * n / blocks - b * n / blocks), spec.horizon));
-    step_block(all.first(n / blocks), spec.horizon);
-    for (auto& f : others) f.get();
+    const std::size_t blocks = workers.blocks();
+    workers.run([&](std::size_t b) {
+      step_block(all.subspan(b * n / blocks, (b + 1) * n / blocks - b * n / blocks), spec.horizon);
+    });
     for (Episode* e : running) {
       e->rewards.push_back(e->step.reward);
       e->costs.push_back(e->step.cost);

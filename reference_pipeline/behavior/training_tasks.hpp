@@ -3,7 +3,7 @@
 // the trainer needs of each: its environment from a seed, its widths and horizon, its cost
 // budget, and the run's defaults after DSRL's configuration for the task (docs/behavior.md):
 // the cost limit's schedule in fractions of the run, the number of epochs, the episodes per
-// epoch, the discount and the networks' hidden widths.
+// epoch, the discount, the networks' hidden widths and whether their inputs are normalized.
 
 #include <cstdint>
 #include <span>
@@ -28,7 +28,8 @@ struct TrainingTask {
   std::int64_t episodes_per_epoch = 0;
   double gamma = 0.99;
   std::vector<std::int64_t> hidden;  // of the actor and both critics
-  std::string_view defaults_from;    // where the defaults come from, for run.json
+  bool observation_normalization = false;
+  std::string_view defaults_from;  // where the defaults come from, for run.json
 };
 
 // Every task, in the order `ltt behavior train --help` lists them.
@@ -41,7 +42,7 @@ const TrainingTask& training_task(std::string_view name);
 std::string training_task_names();
 
 // DSRL's PPO-Lagrangian configuration (PpoLagrangianOptions' defaults) with the task's
-// schedule, epochs, episodes per epoch, discount and hidden widths.
+// schedule, epochs, episodes per epoch, discount, hidden widths and observation normalization.
 PpoLagrangianOptions task_options(const TrainingTask& task);
 
 }  // namespace ltt::behavior

@@ -17,11 +17,11 @@
 #include <behavior/ppo_lagrangian.hpp>
 #include <behavior/run_log.hpp>
 #include <behavior/training_tasks.hpp>
+#include <certification/output_directory.hpp>
 #include <data/atomic_output.hpp>
 #include <learning/progress.hpp>
 
 #include "curation_flags.hpp"
-#include <certification/output_directory.hpp>
 #include "subcommand.hpp"
 #include "training_figure.hpp"
 #include "version.hpp"
@@ -29,8 +29,6 @@
 namespace ltt::cli {
 
 namespace behavior_subcommand {
-
-using namespace certification;
 
 namespace fs = std::filesystem;
 namespace bhv = ltt::behavior;
@@ -75,8 +73,9 @@ const Command& train_command() {
        "fraction of the run until which the limit stays at --cost-start (default: the task's)"},
       {"reach-at", FlagKind::unit,
        "fraction of the run at which it reaches --cost-end, linearly (default: the task's)"},
-      {"normalize-observations", FlagKind::boolean,
-       "z-score the networks' inputs by running statistics (folded into each checkpoint)"},
+      {"normalize-observations", FlagKind::text,
+       "on or off: z-score the networks' inputs by running statistics, folded into each "
+       "checkpoint (default: the task's)"},
       {"quiet", FlagKind::boolean, "no progress lines on stderr"},
       {"progress", FlagKind::boolean, "progress lines on stderr even when it is not a terminal"},
       {"json", FlagKind::boolean, "print one JSON object instead of the summary"},
@@ -166,7 +165,12 @@ TrainRequest read_train_flags(const Arguments& args, const Invocation& call) {
   if (o.cost_limit.reach_at < o.cost_limit.hold_until)
     throw BadInput(cat("--reach-at: ", shortest(o.cost_limit.reach_at),
                        " must not be below --hold-until ", shortest(o.cost_limit.hold_until)));
-  o.observation_normalization = args.flag("normalize-observations");
+  if (args.has("normalize-observations")) {
+    const std::string& on = args.text("normalize-observations");
+    if (on != "on" && on != "off")
+      throw BadInput(cat("--normalize-observations: ", in_quotes(on), " is not on or off"));
+    o.observation_normalization = on == "on";
+  }
   if (args.flag("quiet") && args.flag("progress"))
     throw BadInput("--quiet and --progress exclude each other");
   r.progress = args.flag("quiet")      ? learning::Progress::quiet
@@ -183,7 +187,7 @@ TrainRequest read_train_flags(const Arguments& args, const Invocation& call) {
 // The run's files are named in --out DIR; an earlier run there (its run.json, run.csv or a
 // checkpoint) is refused rather than mixed with this one's.
 void check_run_directory(const fs::path& out) {
-  certification::check_output_directory(out, {{"run.json"}, {"run.csv"}, {"training.svg"}}, {});
+  check_output_directory(out, {{"run.json"}, {"run.csv"}, {"training.svg"}}, {});
   std::error_code ec;
   if (!fs::is_directory(out, ec)) return;
   for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {

@@ -10,7 +10,7 @@
 #include <behavior/ppo_lagrangian.hpp>
 #include <pipeline/svg_chart.hpp>
 
-#include <certification/format.hpp>
+#include <data/text.hpp>
 
 namespace ltt::cli {
 
@@ -32,7 +32,7 @@ inline std::string training_svg(std::string_view task, double budget,
   };
   const auto chart = [&](std::string title, std::string y_label) {
     Chart c;
-    c.title = certification::cat(task, ": ", title);
+    c.title = data::cat(task, ": ", title);
     c.x_label = "epoch";
     c.y_label = std::move(y_label);
     c.width = 440;
@@ -48,7 +48,7 @@ inline std::string training_svg(std::string_view task, double budget,
   cost.series.push_back(std::move(limit));
   ReferenceLine b;
   b.value = budget;
-  b.label = certification::cat("budget ", certification::shortest(budget));
+  b.label = data::cat("budget ", data::shortest(budget));
   b.color = "#2ca02c";
   cost.lines.push_back(b);
   cost.y_min = 0.0;

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include <certification/format.hpp>
+#include <data/text.hpp>
 
 #ifndef LTT_VERSION
 #define LTT_VERSION "unknown"
@@ -24,15 +24,15 @@ namespace ltt::cli {
 // "ltt 0.1.0\nbuild: portable x86-64-v3, GCC 12.2.0, Release, HDF5, no LibTorch\n"
 inline std::string version_text() {
 #if defined(__clang__)
-  const std::string compiler = certification::cat("Clang ", __clang_version__);
+  const std::string compiler = data::cat("Clang ", __clang_version__);
 #elif defined(__GNUC__)
-  const std::string compiler = certification::cat("GCC ", __VERSION__);
+  const std::string compiler = data::cat("GCC ", __VERSION__);
 #else
   const std::string compiler = "an unknown compiler";
 #endif
   const std::string_view details = LTT_BUILD_DETAILS;
-  return certification::cat("ltt ", LTT_VERSION, "\nbuild: ", LTT_BUILD, ", ", compiler,
-             details.empty() ? "" : ", ", details, "\n");
+  return data::cat("ltt ", LTT_VERSION, "\nbuild: ", LTT_BUILD, ", ", compiler,
+                   details.empty() ? "" : ", ", details, "\n");
 }
 
 }  // namespace ltt::cli

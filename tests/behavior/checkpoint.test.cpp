@@ -21,6 +21,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <system_error>
 
 namespace checkpoint_test {
 
@@ -43,11 +44,18 @@ bhv::PolicyCheckpoint example() {
   return c;
 }
 
+// A file in a directory of this test process's own, removed when the process exits.
 fs::path scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("ltt-behavior-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
+  struct Directory {
+    fs::path path = fs::temp_directory_path() / ("ltt-behavior-test-" + std::to_string(::getpid()));
+    Directory() { fs::create_directories(path); }
+    ~Directory() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  };
+  static const Directory dir;
+  return dir.path / name;
 }
 
 // The message of the CheckpointError that decoding `bytes` throws, or "" when it decodes.

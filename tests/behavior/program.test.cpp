@@ -106,6 +106,8 @@ TEST_CASE("ltt behavior train: bad input exits 2 with one line, nothing written"
       {"--task car-run --hold-until 0.9 --reach-at 0.5 --out " + q(out),
        "--reach-at: 0.5 must not be below --hold-until 0.9"},
       {"--task car-run --threads 0 --out " + q(out), "--threads: 0 must be at least 1"},
+      {"--task car-run --normalize-observations yes --out " + q(out),
+       "--normalize-observations: 'yes' is not on or off"},
       {"--task car-run --out " + q(file), "exists and is not a directory"},
       {"--task car-run --out " + q(earlier), "already holds a training run (run.json)"},
       {"--out " + q(out), "missing required flag --task"},

@@ -172,6 +172,52 @@ TEST_CASE("training: the same bytes twice and with 1, 2 and 3 threads; seeds dif
   CHECK(std::count(header.begin(), header.end(), ',') == std::count(row.begin(), row.end(), ','));
 }
 
+TEST_CASE("training: the velocity tasks, as DSRL configured them, train and repeat their bytes") {
+  struct Expected {
+    const char* name;
+    double start, end, hold_until, reach_at;
+  };
+  // DSRL scripts/train_trpol_expert.py: cost 250 -> 10 over epochs 800 -> 2800 of 3000
+  // (half-cheetah), 250 -> 10 over 800 -> 2500 (hopper), 200 -> 10 over 800 -> 2500 (swimmer).
+  for (const Expected& e : {Expected{"half-cheetah-velocity", 250, 10, 800, 2800},
+                            Expected{"hopper-velocity", 250, 10, 800, 2500},
+                            Expected{"swimmer-velocity", 200, 10, 800, 2500}}) {
+    CAPTURE(e.name);
+    const bhv::TrainingTask& t = bhv::training_task(e.name);
+    CHECK(t.spec.horizon == 1000);
+    CHECK(t.budget == 20);
+    CHECK(t.cost_limit.start == e.start);
+    CHECK(t.cost_limit.end == e.end);
+    CHECK(t.cost_limit.hold_until == e.hold_until / 3000);
+    CHECK(t.cost_limit.reach_at == e.reach_at / 3000);
+    CHECK(t.epochs == 3000);
+    CHECK(t.episodes_per_epoch == 10);
+    CHECK(t.gamma == 0.995);
+  }
+  // Two epochs of two half-cheetah episodes with small networks: the same bytes on 1 and 2
+  // threads, every episode 1000 steps long (no terminal on this task).
+  const bhv::TrainingTask& cheetah = bhv::training_task("half-cheetah-velocity");
+  std::string bytes[2];
+  for (const int threads : {1, 2}) {
+    bhv::PpoLagrangianOptions o = bhv::task_options(cheetah);
+    o.hidden = {16, 16};
+    o.epochs = 2;
+    o.episodes_per_epoch = 2;
+    o.threads = threads;
+    bhv::PpoLagrangian trainer(cheetah.make, cheetah.spec, o);
+    for (int e = 0; e < 2; ++e) {
+      const bhv::EpochRecord r = trainer.run_epoch();
+      CHECK(r.mean_length == 1000);
+      const std::string row = bhv::run_csv_row(r);
+      bytes[threads - 1] += row.substr(0, row.rfind(','));
+    }
+    bytes[threads - 1] +=
+        bhv::encode_checkpoint({std::string(cheetah.name), 2, trainer.environment_steps(),
+                                trainer.cost_limit(), trainer.multiplier(), trainer.policy()});
+  }
+  CHECK(bytes[0] == bytes[1]);
+}
+
 TEST_CASE("training: the cost limit follows the schedule epoch by epoch") {
   // 6 epochs, 10 -> 4 between fractions 1/3 and 2/3: epoch e runs at at((e - 1) / 6).
   bhv::PpoLagrangianOptions o;
