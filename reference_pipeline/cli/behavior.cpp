@@ -61,6 +61,14 @@ const Command& train_command() {
        "an epoch's rows are kept in memory"},
       {"save-every", FlagKind::count, "a checkpoint every this many epochs, and after the last",
        "50"},
+      {"stop-after",
+       FlagKind::count,
+       "run only the first this many epochs of the --epochs schedule: the same bytes as that "
+       "longer run's first epochs (a piece of it, to check a run against its files)",
+       {},
+       false,
+       10000000,
+       "one row of run.csv each"},
       {"threads", FlagKind::count, "threads stepping the environments (the same bytes for any)",
        "1", false, 64, "one per core at most pays"},
       {"hidden", FlagKind::text,
@@ -98,6 +106,7 @@ struct TrainRequest {
   bhv::PpoLagrangianOptions options;
   fs::path out;
   std::int64_t save_every = 50;
+  std::int64_t last_epoch = 0;  // the run stops after this epoch (--stop-after; else --epochs)
   learning::Progress progress = learning::Progress::automatic;
   bool json = false;
   std::vector<std::string> command_line;
@@ -148,6 +157,13 @@ TrainRequest read_train_flags(const Arguments& args, const Invocation& call) {
                          " must be a positive multiple of ", r.task->name, "'s horizon ",
                          std::to_string(horizon), " (an epoch runs whole episodes)"));
     o.episodes_per_epoch = *steps / horizon;
+  }
+  r.last_epoch = o.epochs;
+  if (const auto stop = args.optional_count("stop-after")) {
+    if (*stop < 1 || *stop > o.epochs)
+      throw BadInput(cat("--stop-after: ", std::to_string(*stop), " must lie in [1, ",
+                         std::to_string(o.epochs), "] (the run's epochs)"));
+    r.last_epoch = *stop;
   }
   r.save_every = args.count("save-every");
   if (r.save_every < 1) throw BadInput("--save-every: 0 must be at least 1");
@@ -228,6 +244,7 @@ std::string run_json_text(const TrainRequest& r) {
       .field("episodes_per_epoch", o.episodes_per_epoch)
       .field("steps_per_epoch", o.episodes_per_epoch * r.task->spec.horizon)
       .field("save_every", r.save_every)
+      .field("stop_after", r.last_epoch)
       .field("threads", o.threads);
   json.key("hidden").begin_array();
   for (const std::int64_t w : o.hidden) json.value(w);
@@ -323,18 +340,18 @@ int run_train(const Invocation& call, const Arguments& args) {
   write_text(r.out / "run.json", run_json_text(r));
 
   bhv::PpoLagrangian trainer(r.task->make, r.task->spec, r.options);
-  TrainingProgress progress(r.progress, std::string(r.task->name), r.options.epochs);
+  TrainingProgress progress(r.progress, std::string(r.task->name), r.last_epoch);
   std::vector<bhv::EpochRecord> records;
   std::string csv = bhv::run_csv_header();
   std::vector<std::string> checkpoints;
   const auto start = std::chrono::steady_clock::now();
-  for (std::int64_t e = 1; e <= r.options.epochs; ++e) {
+  for (std::int64_t e = 1; e <= r.last_epoch; ++e) {
     records.push_back(trainer.run_epoch());
     csv += bhv::run_csv_row(records.back());
     progress.epoch_done(
         records.back(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (e % r.save_every != 0 && e != r.options.epochs) continue;
+    if (e % r.save_every != 0 && e != r.last_epoch) continue;
     checkpoints.push_back(checkpoint_name(e));
     bhv::save_checkpoint(r.out / checkpoints.back(),
                          {std::string(r.task->name), e, trainer.environment_steps(),

@@ -79,6 +79,41 @@ TEST_CASE("ltt behavior train: checkpoints, run.csv, run.json, training.svg; sam
   CHECK(without_seconds(slurp(again / "run.csv")) == without_seconds(csv));
 }
 
+TEST_CASE("ltt behavior train --stop-after: the first epochs of a longer run, byte for byte") {
+  const fs::path whole = scratch_dir() / "behavior-whole";
+  const fs::path piece = scratch_dir() / "behavior-piece";
+  REQUIRE(run_ltt("behavior train " + small + "--epochs 6 --seed 3 --quiet --out " + q(whole))
+              .code == 0);
+  const Result r = run_ltt("behavior train " + small +
+                           "--epochs 6 --stop-after 4 --save-every 2 --seed 3 --quiet --out " +
+                           q(piece));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("4 epochs") != std::string::npos);
+  // the piece's rows are the whole run's first rows (the schedule is the 6-epoch run's)
+  const std::string rows = without_seconds(slurp(piece / "run.csv"));
+  CHECK(lines(rows) == 5);
+  CHECK(without_seconds(slurp(whole / "run.csv")).starts_with(rows));
+  CHECK(ltt::behavior::load_checkpoint(piece / "checkpoint-0004.ltt").epoch == 4);
+  CHECK(!fs::exists(piece / "checkpoint-0006.ltt"));
+}
+
+// The committed run of a velocity task reproduces from the command its run.json records: its
+// first two epochs again (about 20,000 steps of MuJoCo), the same rows of run.csv, every number
+// written to the last bit (shortest round-trip form), so any change of a network's bytes shows.
+TEST_CASE("the committed half-cheetah-velocity run: its first epochs again, the same bytes") {
+  const fs::path committed =
+      fs::path(LTT_SOURCE_DIR) / "reference_pipeline/behavior/runs/half-cheetah-velocity";
+  REQUIRE(fs::is_regular_file(committed / "run.csv"));
+  const fs::path piece = scratch_dir() / "behavior-committed-piece";
+  const Result r = run_ltt("behavior train --task half-cheetah-velocity --seed 0 --threads 2 "
+                           "--stop-after 2 --quiet --out " +
+                           q(piece));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const std::string rows = without_seconds(slurp(piece / "run.csv"));
+  CHECK(lines(rows) == 3);
+  CHECK(without_seconds(slurp(committed / "run.csv")).starts_with(rows));
+}
+
 TEST_CASE("ltt behavior train: bad input exits 2 with one line, nothing written") {
   const fs::path dir = scratch_dir() / "behavior-refusals";
   fs::create_directories(dir);
@@ -106,6 +141,8 @@ TEST_CASE("ltt behavior train: bad input exits 2 with one line, nothing written"
       {"--task car-run --hold-until 0.9 --reach-at 0.5 --out " + q(out),
        "--reach-at: 0.5 must not be below --hold-until 0.9"},
       {"--task car-run --threads 0 --out " + q(out), "--threads: 0 must be at least 1"},
+      {"--task car-run --epochs 5 --stop-after 6 --out " + q(out),
+       "--stop-after: 6 must lie in [1, 5] (the run's epochs)"},
       {"--task car-run --normalize-observations yes --out " + q(out),
        "--normalize-observations: 'yes' is not on or off"},
       {"--task car-run --out " + q(file), "exists and is not a directory"},

@@ -6,12 +6,15 @@
 // roots), the pool's scores, a behavior-cloning epoch and the clone's actions. It prints one FNV-1a
 // 64 checksum per piece, so a difference names the first piece that moved. The whole tiny
 // pipeline's bytes are checked against a checked-in checksum natively; under emulation this
-// piece takes 2.3 s where the whole tiny pipeline takes 40 s (AMD EPYC, qemu 7.2).
+// piece takes 2.3 s where the whole tiny pipeline takes 40 s (AMD EPYC, qemu 7.2). Then two
+// episodes of half-cheetah-velocity collected from its committed run (MuJoCo, the 128 x 128
+// behavior policies, FSRL's buffer).
 //
 //   determinism_probe   (no arguments; exit 0, one line per piece on stdout)
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -24,6 +27,10 @@
 #include <learning/safety_value.hpp>
 #include <learning/value_training.hpp>
 #include <tasks/point_goal.hpp>
+#include <tasks/velocity.hpp>
+
+#include <behavior/collection.hpp>
+#include <behavior/committed_runs.hpp>
 
 namespace {
 
@@ -95,5 +102,27 @@ int main() {
   print("policy model", data::fnv1a(learning::encode_models(std::span(&clone.policy, 1))));
   print("policy actions", checksum(std::span<const float>(
                               learning::policy_actions(clone.policy, observations))));
+
+  // A velocity task's data (docs/behavior.md, "Collecting a dataset"): MuJoCo's physics, the
+  // committed run's 128 x 128 policies, their action noise and FSRL's buffer, on one episode of
+  // the run's first checkpoint and one of its last.
+  const std::span<const ltt::behavior::PolicyCheckpoint> run =
+      ltt::behavior::committed_run("half-cheetah-velocity");
+  if (!run.empty()) {
+    const ltt::tasks::VelocityTaskSpec& spec = ltt::tasks::velocity_task("half-cheetah-velocity");
+    const ltt::behavior::EnvironmentFactory make = [&spec](std::uint64_t seed)
+        -> std::unique_ptr<ltt::tasks::Environment> {
+      return std::make_unique<ltt::tasks::VelocityEnvironment>(spec, seed);
+    };
+    const std::vector<ltt::behavior::PolicyCheckpoint> ends{run.front(), run.back()};
+    ltt::behavior::CollectionOptions collection;
+    collection.offered_per_kept = 1;
+    collection.threads = 1;
+    const ltt::tasks::TaskPool velocity = ltt::behavior::collect_dataset(
+        make, {spec.observation_dim, spec.action_dim, spec.horizon}, ends, 2, 1, collection);
+    for (const std::string_view key : data::dsrl_keys)
+      print(data::cat("cheetah ", key),
+            data::fnv1a(std::span<const std::byte>(velocity.dataset[key].bytes)));
+  }
   return 0;
 }
