@@ -97,6 +97,21 @@ void check(const EnvironmentSpec& spec, std::span<const PolicyCheckpoint> checkp
 
 }  // namespace
 
+CollectionOptions dsrl_collection(std::string_view task) {
+  CollectionOptions o;
+  if (task == "half-cheetah-velocity" || task == "hopper-velocity") {
+    o.return_floor = 0;
+    o.cost_ceiling = 250;
+  } else if (task == "swimmer-velocity") {
+    o.return_floor = 0;
+    o.cost_ceiling = 200;
+  } else {
+    o.return_floor = -9999;
+    o.cost_ceiling = 300;
+  }
+  return o;
+}
+
 tasks::TaskPool collect_dataset(const EnvironmentFactory& make, const EnvironmentSpec& spec,
                                 std::span<const PolicyCheckpoint> checkpoints,
                                 std::int64_t episodes, std::uint64_t seed,
@@ -121,6 +136,7 @@ tasks::TaskPool collect_dataset(const EnvironmentFactory& make, const Environmen
       metrics.push_back(metrics_of(rollouts.back(), e));
       origin.emplace_back(k, e);
     }
+    if (options.progress) options.progress(k + 1, K);
   }
   tasks::TrajectoryBufferOptions buffer;
   buffer.capacity = episodes;

@@ -17,7 +17,9 @@
 // std::mt19937_64(seed) in order, then the buffer's draws; environment stepping may use several
 // threads (rollout.hpp: the thread count cannot change a bit).
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string_view>
 
 #include <tasks/episode_log.hpp>
 #include <tasks/trajectory_buffer.hpp>
@@ -33,7 +35,14 @@ struct CollectionOptions {
   double cost_ceiling = 250;      // DSRL's cmax (swimmer: 200)
   double filter_interval = 1.5;   // FSRL's default
   int threads = 2;                // environment stepping (rollout.hpp)
+  // Called after each checkpoint's episodes with (checkpoints done, checkpoints); may be empty.
+  std::function<void(std::int64_t done, std::int64_t total)> progress;
 };
+
+// DSRL's buffer settings for a task's data (scripts/train_trpol_expert.py): the velocity tasks'
+// configs (rmin 0; cmax 250, swimmer 200), and TrainCfg's defaults for any other task (rmin
+// -9999, cmax 300).
+CollectionOptions dsrl_collection(std::string_view task);
 
 // `episodes` episodes of the task collected from `checkpoints` (a run's, in training order; each
 // of the task's observation and action widths). Throws std::invalid_argument naming the

@@ -395,6 +395,8 @@ int run_train(const Invocation& call, const Arguments& args) {
 
 }  // namespace behavior_subcommand
 
+int run_behavior_collect(const Invocation& call);  // behavior_collect.cpp
+
 int run_behavior(const Invocation& call) {
   using namespace behavior_subcommand;
   const std::string_view mode = call.args.empty() ? std::string_view{} : call.args.front();
@@ -405,15 +407,18 @@ int run_behavior(const Invocation& call) {
     if (!args) return 0;
     return run_train(call, *args);
   }
+  if (mode == "collect") return run_behavior_collect(rest);
   if (mode == "--help" || mode == "-h") {
-    call.out << "usage: ltt behavior train [flags]\n\n"
-                "  train   a behavior policy by PPO-Lagrangian on a built-in task: checkpoints,\n"
-                "          run log and figure\n\n"
-                "`ltt behavior train --help` lists its flags.\n";
+    call.out << "usage: ltt behavior train|collect [flags]\n\n"
+                "  train     a behavior policy by PPO-Lagrangian on a built-in task: checkpoints,\n"
+                "            run log and figure\n"
+                "  collect   a dataset in the DSRL layout from a run's checkpoints, as DSRL\n"
+                "            collected its velocity datasets\n\n"
+                "`ltt behavior train --help` and `ltt behavior collect --help` list their flags.\n";
     return 0;
   }
-  throw BadInput(mode.empty() ? "missing train (ltt behavior train ...)"
-                              : cat(in_quotes(mode), " is not train"));
+  throw BadInput(mode.empty() ? "missing train or collect (ltt behavior train ...)"
+                              : cat(in_quotes(mode), " is not train or collect"));
 }
 
 }  // namespace ltt::cli

@@ -49,7 +49,7 @@ struct Invocation {
   X(curate, "score a DSRL dataset, certify a threshold, write the selected episodes: one command") \
   X(draw, "the episode ids to label: the uniform draw of --draw N --seed S")                     \
   X(label, "a local page for budget labels (live certificate) or segment comparisons")           \
-  X(behavior, "train a behavior policy on a built-in task by PPO-Lagrangian: checkpoints, log")
+  X(behavior, "train a behavior policy by PPO-Lagrangian; collect a DSRL dataset from its run")
 
 #define LTT_CLI_DECLARE(name, summary) int run_##name(const Invocation& call);
 LTT_CLI_SUBCOMMANDS(LTT_CLI_DECLARE)

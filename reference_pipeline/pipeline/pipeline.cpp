@@ -112,16 +112,15 @@ PipelineOptions preset_options(std::string_view preset, std::string_view task) {
     o.episodes = 2000;
     o.seeds = {1, 2, 3, 4, 5};
   } else if (preset == "demo") {
-    // Smaller networks and fewer epochs, the paper's data sizes (1000 pairs, n = 200, 100
-    // evaluation episodes), sized so that scripts/demo (three seeds of point-goal and one of its
-    // refusal variant, ten methods cloned per seed) stays under four minutes on two cores of the
-    // portable build: cloning costs about 1.5 CPU-s per epoch over the ten methods at 128x128
-    // on a 200 000-row pool, the value, evaluation and checks about 20 CPU-s per seed.
+    // The paper's data sizes (1000 pairs of H = 30, n = 200, 100 evaluation episodes) and its
+    // behavior cloning (100 epochs, minibatches of 512), with networks sized for two CPU cores:
+    // the value 128 x 128 for 100 epochs, the clones 64 x 64 (the velocity tasks' behavior
+    // policies are 128 x 128; docs/pipeline.md, "Presets", gives the times and why).
     o.episodes = 1000;
     o.value.hidden = {128, 128};
     o.value.epochs = 100;
-    o.policy.hidden = {128, 128};
-    o.policy.epochs = 40;
+    o.policy.hidden = {64, 64};
+    o.policy.epochs = 100;
   } else if (preset == "tiny") {
     // Seconds: the integration tests' settings. Numbers mean little at this size.
     o.episodes = 300;

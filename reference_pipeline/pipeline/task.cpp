@@ -37,11 +37,9 @@ Task continuous_task(std::string name, std::string summary,
 
 // A MuJoCo velocity task (tasks/velocity.hpp) whose behavior data is collected from its
 // committed PPO-Lagrangian run (behavior/committed_runs.hpp) as DSRL collected its velocity
-// datasets (behavior/collection.hpp): rmin 0 and DSRL's cmax for the task
-// (scripts/train_trpol_expert.py: 250, swimmer 200). A task without a committed run is not
-// registered.
-Task velocity_task(const tasks::VelocityTaskSpec& spec, double cost_ceiling,
-                   std::string summary) {
+// datasets (behavior/collection.hpp, with DSRL's rmin and cmax for the task). A task without a
+// committed run is not registered.
+Task velocity_task(const tasks::VelocityTaskSpec& spec, std::string summary) {
   Task t;
   t.name = std::string(spec.name);
   t.summary = std::move(summary);
@@ -55,10 +53,9 @@ Task velocity_task(const tasks::VelocityTaskSpec& spec, double cost_ceiling,
     return std::make_unique<tasks::VelocityEnvironment>(spec, seed);
   };
   const behavior::EnvironmentSpec env{spec.observation_dim, spec.action_dim, spec.horizon};
-  t.generate = [&spec, make, env, cost_ceiling](std::int64_t n, std::uint64_t seed) {
-    behavior::CollectionOptions o;
-    o.cost_ceiling = cost_ceiling;
-    return behavior::collect_dataset(make, env, behavior::committed_run(spec.name), n, seed, o);
+  t.generate = [&spec, make, env](std::int64_t n, std::uint64_t seed) {
+    return behavior::collect_dataset(make, env, behavior::committed_run(spec.name), n, seed,
+                                     behavior::dsrl_collection(spec.name));
   };
   t.environment = make;
   return t;
@@ -105,13 +102,11 @@ const std::vector<Task>& registry() {
   };
   static const std::vector<Task> with_velocity = [] {
     std::vector<Task> all = tasks;
-    const std::pair<std::string_view, double> velocity[] = {
-        {"half-cheetah-velocity", 250}, {"hopper-velocity", 250}, {"swimmer-velocity", 200}};
-    for (const auto& [name, cost_ceiling] : velocity)
-      if (!behavior::committed_run(name).empty())
+    for (const tasks::VelocityTaskSpec& spec : tasks::velocity_tasks())
+      if (!behavior::committed_run(spec.name).empty())
         all.push_back(velocity_task(
-            tasks::velocity_task(name), cost_ceiling,
-            data::cat(name, " after Safety-Gymnasium's v1 task on MuJoCo (cost 1 a step over the "
+            spec,
+            data::cat(spec.name, " after Safety-Gymnasium's v1 task on MuJoCo (cost 1 a step over the "
                             "velocity threshold), behavior collected like DSRL's: the committed "
                             "PPO-Lagrangian run's checkpoints through FSRL's trajectory buffer "
                             "(budget 20)")));

@@ -4,6 +4,7 @@
 // one line naming the flag, nothing written).
 
 #include <behavior/checkpoint.hpp>
+#include <data/dsrl.hpp>
 
 #include <doctest/doctest.h>
 
@@ -82,11 +83,10 @@ TEST_CASE("ltt behavior train: checkpoints, run.csv, run.json, training.svg; sam
 TEST_CASE("ltt behavior train --stop-after: the first epochs of a longer run, byte for byte") {
   const fs::path whole = scratch_dir() / "behavior-whole";
   const fs::path piece = scratch_dir() / "behavior-piece";
-  REQUIRE(run_ltt("behavior train " + small + "--epochs 6 --seed 3 --quiet --out " + q(whole))
-              .code == 0);
-  const Result r = run_ltt("behavior train " + small +
-                           "--epochs 6 --stop-after 4 --save-every 2 --seed 3 --quiet --out " +
-                           q(piece));
+  const std::string six = "--task car-run --epochs 6 --steps-per-epoch 800 --hidden 16,16 ";
+  REQUIRE(run_ltt("behavior train " + six + "--seed 3 --quiet --out " + q(whole)).code == 0);
+  const Result r = run_ltt("behavior train " + six +
+                           "--stop-after 4 --save-every 2 --seed 3 --quiet --out " + q(piece));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out.find("4 epochs") != std::string::npos);
   // the piece's rows are the whole run's first rows (the schedule is the 6-epoch run's)
@@ -112,6 +112,65 @@ TEST_CASE("the committed half-cheetah-velocity run: its first epochs again, the 
   const std::string rows = without_seconds(slurp(piece / "run.csv"));
   CHECK(lines(rows) == 3);
   CHECK(without_seconds(slurp(committed / "run.csv")).starts_with(rows));
+}
+
+TEST_CASE("ltt behavior collect: a DSRL dataset from a run's checkpoints, seeded") {
+  const fs::path run = scratch_dir() / "behavior-collect-run";
+  REQUIRE(run_ltt("behavior train " + small + "--save-every 1 --seed 2 --quiet --out " + q(run))
+              .code == 0);
+  const fs::path out = scratch_dir() / (LTT_TEST_HDF5 ? "collected.hdf5" : "collected");
+  const Result r = run_ltt("behavior collect --task car-run --run " + q(run) +
+                           " --episodes 12 --seed 4 --threads 1 --json --out " + q(out));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto summary = json_object(r.out);
+  CHECK(summary.at("checkpoints") == "3");
+  CHECK(summary.at("episodes") == "12");
+  const ltt::data::DsrlPool pool = ltt::data::load_dsrl_pool(out);
+  CHECK(pool.size() == 12);
+  CHECK(pool.dropped_tail == 0);
+  CHECK(pool.observation_dim == 6);
+  // the same bytes on 2 threads; another seed, other bytes
+  const fs::path again = scratch_dir() / (LTT_TEST_HDF5 ? "collected-2.hdf5" : "collected-2");
+  REQUIRE(run_ltt("behavior collect --task car-run --run " + q(run) +
+                  " --episodes 12 --seed 4 --threads 2 --out " + q(again))
+              .code == 0);
+  CHECK(ltt::data::read_dsrl(again)["observations"].bytes ==
+        ltt::data::read_dsrl(out)["observations"].bytes);
+  const fs::path other = scratch_dir() / (LTT_TEST_HDF5 ? "collected-3.hdf5" : "collected-3");
+  REQUIRE(run_ltt("behavior collect --task car-run --run " + q(run) +
+                  " --episodes 12 --seed 5 --out " + q(other))
+              .code == 0);
+  CHECK(ltt::data::read_dsrl(other)["observations"].bytes !=
+        ltt::data::read_dsrl(out)["observations"].bytes);
+  // refusals: one line, exit 2, nothing written
+  const fs::path none = scratch_dir() / "collected-none.hdf5";
+  const fs::path empty = scratch_dir() / "behavior-collect-empty";
+  fs::create_directories(empty);
+  struct Case {
+    std::string args, message;
+  };
+  const Case cases[] = {
+      {"--task car-run --run " + q(empty) + " --out " + q(none), "holds no checkpoint-*.ltt"},
+      {"--task hopper-velocity --run " + q(run) + " --out " + q(none),
+       "is a checkpoint of car-run, not of --task hopper-velocity"},
+      {"--task car-run --run " + q(run) + " --out " + q(run / "checkpoint-0001.ltt"),
+       "inside the --run input"},
+      {"--task car-run --run " + q(run) + " --episodes 0 --out " + q(none),
+       "--episodes: 0 must be at least 1"},
+      {"--task car-run --run " + q(run) + " --offered-per-kept 0.5 --out " + q(none),
+       "--offered-per-kept: 0.5 must be >= 1"},
+      {"--task car-run --run " + q(run) + " --return-floor 1e9 --out " + q(none),
+       "the buffer accepted 0"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const Result bad = run_ltt("behavior collect " + c.args);
+    CHECK(bad.code == 2);
+    CHECK(lines(bad.err) == 1);
+    CHECK_MESSAGE(bad.err.find(c.message) != std::string::npos, bad.err);
+    CHECK(!fs::exists(none));
+  }
+  CHECK(run_ltt("behavior collect --help").out.find("--offered-per-kept") != std::string::npos);
 }
 
 TEST_CASE("ltt behavior train: bad input exits 2 with one line, nothing written") {
@@ -162,10 +221,10 @@ TEST_CASE("ltt behavior train: bad input exits 2 with one line, nothing written"
   CHECK(slurp(earlier / "run.json") == "{}");
   const Result none = run_ltt("behavior");
   CHECK(none.code == 2);
-  CHECK(none.err.find("missing train") != std::string::npos);
+  CHECK(none.err.find("missing train or collect") != std::string::npos);
   const Result other = run_ltt("behavior fit");
   CHECK(other.code == 2);
-  CHECK(other.err.find("'fit' is not train") != std::string::npos);
+  CHECK(other.err.find("'fit' is not train or collect") != std::string::npos);
   const Result help = run_ltt("behavior train --help");
   CHECK(help.code == 0);
   CHECK(help.out.find("--save-every") != std::string::npos);
