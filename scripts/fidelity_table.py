@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""The fidelity table of docs/tasks.md from `ltt pipeline` reports (scripts/fidelity runs them).
+"""The fidelity tables of docs/tasks.md from `ltt pipeline` reports (scripts/fidelity runs them).
 
     fidelity_table.py REPORT_DIR [REPORT_DIR ...]
 
 Each REPORT_DIR holds one task's report.json (`ltt pipeline --preset demo --seeds 1,2,3`).
-Prints one Markdown table: a row per measure, the paper's PointGoal1 value and the target band
-(docs/tasks.md: data and scorer properties, not the method's claims), then each task's value over its
-seeds (mean, and min to max when several) and whether it lies in the band. Standard library only.
+Prints Markdown: for the point tasks, a row per measure with the paper's PointGoal1 value and the
+target band (data and scorer properties, not the method's claims), then each task's value over
+its seeds (mean, and min to max when several) and whether it lies in the band; for the MuJoCo
+velocity tasks, the same against the paper's five velocity rows (each task beside its own row of
+the paper), then the main table's columns side by side with the paper's. Standard library only.
 """
 import json
 import math
@@ -26,6 +28,42 @@ TARGETS = [
     ("bc_all", "BC-All cost / budget", 1.48, 1.0, math.inf, "over 1"),
     ("bc_safe", "BC-Safe cost / budget", 0.50, -math.inf, 0.70, "at most 0.7"),
 ]
+# The velocity tasks: bands spanning the paper's five velocity rows (table "scorecorr"; BC-All
+# over the budget on four of the five), and each task's own row of the paper.
+VELOCITY_TARGETS = [
+    ("rho_g_cost", "Spearman(g, cost)", -0.90, -0.72, "-0.90 to -0.72"),
+    ("rho_g_return", "Spearman(g, return)", -0.36, 0.22, "-0.36 to +0.22"),
+    ("rho_cost_return", "Spearman(cost, return)", 0.11, 0.50, "+0.11 to +0.50"),
+    ("bc_all", "BC-All cost / budget", 1.0, math.inf, "over 1"),
+]
+VELOCITY_NOTES = [
+    ("pool_unsafe", "pool unsafe fraction"),
+    ("margin", "purity margin of the preference score"),
+    ("rate", "closed-form certification rate at n"),
+    ("certified", "seeds certified"),
+]
+# The paper's rows: scorecorr (g-cost, g-return, cost-return), purity margin (table
+# "labelcomplexity"; Hopper: at most 0), certification rate at n = 200 (table "condviol"), and the
+# main table's (reward, cost) of BC-All, BC-Safe, V-filter and Calibrated, budget 20.
+PAPER_VELOCITY = {
+    "half-cheetah-velocity": dict(
+        name="HalfCheetah", rho_g_cost=-0.90, rho_g_return=-0.31, rho_cost_return=0.35,
+        margin=0.061, rate=0.24,
+        main={"BC-All": (2596, 106), "BC-Safe": (2170, 3), "V-filter": (1866, 1),
+              "Calibrated": (2124, 3)}),
+    "hopper-velocity": dict(
+        name="Hopper", rho_g_cost=-0.72, rho_g_return=0.20, rho_cost_return=0.29,
+        margin=None, rate=0.00,
+        main={"BC-All": (993, 131), "BC-Safe": (365, 18), "V-filter": (1238, 33),
+              "Calibrated": (998, 3)}),
+    "swimmer-velocity": dict(
+        name="Swimmer", rho_g_cost=-0.90, rho_g_return=-0.36, rho_cost_return=0.35,
+        margin=0.014, rate=0.10,
+        main={"BC-All": (120, 92), "BC-Safe": (119, 37), "V-filter": (106, 15),
+              "Calibrated": (116, 59)}),
+}
+MAIN_COLUMNS = ["BC-All", "BC-Safe", "V-filter", "Calibrated"]
+
 # Reported beside the targets, not targets.
 NOTES = [
     ("margin", "purity margin of the preference score", 0.127),
@@ -81,6 +119,7 @@ def measures(report):
     # Method costs are already means over the seeds (report.json's "cost").
     values["bc_all"] = [method(report, "BC-All")["cost"] / budget]
     values["bc_safe"] = [method(report, "BC-Safe")["cost"] / budget]
+    values["certified"] = [report["certified_seeds"]]
     return values
 
 
@@ -99,19 +138,7 @@ def inside(xs, low, high):
     return all(low <= x <= high for x in xs if x is not None)
 
 
-def main(argv):
-    if len(argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    reports = []
-    for directory in argv[1:]:
-        path = pathlib.Path(directory) / "report.json"
-        try:
-            reports.append(json.loads(path.read_text()))
-        except (OSError, ValueError) as error:
-            print(f"fidelity_table.py: cannot read {path}: {error}", file=sys.stderr)
-            return 2
-    seeds = sorted({len(r["seeds"]) for r in reports})
+def point_table(reports):
     header = ["measure", "paper PointGoal1", "target"] + [r["task"] for r in reports]
     print("| " + " | ".join(header) + " |")
     print("|---|---:|---|" + "---:|" * len(reports))
@@ -129,6 +156,79 @@ def main(argv):
         cells += [show(measures(r)[key], 3) for r in reports]
         print("| " + " | ".join(cells) + " |")
     print()
+
+
+def velocity_table(reports):
+    header = ["measure", "band over the paper's velocity rows"]
+    for r in reports:
+        header += [r["task"], f"paper {PAPER_VELOCITY[r['task']]['name']}"]
+    print("| " + " | ".join(header) + " |")
+    print("|---|---|" + "---:|---:|" * len(reports))
+    for key, label, low, high, band in VELOCITY_TARGETS:
+        cells = [label, band]
+        for r in reports:
+            xs = measures(r)[key]
+            mark = "" if inside(xs, low, high) else " **(outside)**"
+            paper = PAPER_VELOCITY[r["task"]]
+            if key == "bc_all":
+                theirs = f"{paper['main']['BC-All'][1] / 20:.2f}"
+            else:
+                theirs = f"{paper[key]:+.2f}"
+            cells += [show(xs, 2) + mark, theirs]
+        print("| " + " | ".join(cells) + " |")
+    for key, label in VELOCITY_NOTES:
+        cells = [label, "(reported)"]
+        for r in reports:
+            paper = PAPER_VELOCITY[r["task"]]
+            theirs = paper.get(key)
+            if key == "margin" and theirs is None:
+                theirs = "<= 0"
+            elif key == "certified":
+                theirs = ""
+            elif theirs is not None:
+                theirs = f"{theirs:.3g}"
+            else:
+                theirs = ""
+            digits = 0 if key == "certified" else 3
+            cells += [show(measures(r)[key], digits), theirs]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    print("The main table's columns, reward / cost (budget 20), this run's mean over its seeds "
+          "and the paper's:")
+    print()
+    header = ["task"] + [f"{c} (ours)" for c in MAIN_COLUMNS] + [f"{c} (paper)" for c in MAIN_COLUMNS]
+    print("| " + " | ".join(header) + " |")
+    print("|---|" + "---:|" * (2 * len(MAIN_COLUMNS)))
+    for r in reports:
+        paper = PAPER_VELOCITY[r["task"]]
+        cells = [r["task"]]
+        for c in MAIN_COLUMNS:
+            m = method(r, c)
+            cells.append("n/a" if m["cost"] is None else f"{m['reward']:.0f} / {m['cost']:.1f}")
+        cells += [f"{paper['main'][c][0]} / {paper['main'][c][1]}" for c in MAIN_COLUMNS]
+        print("| " + " | ".join(cells) + " |")
+    print()
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    reports = []
+    for directory in argv[1:]:
+        path = pathlib.Path(directory) / "report.json"
+        try:
+            reports.append(json.loads(path.read_text()))
+        except (OSError, ValueError) as error:
+            print(f"fidelity_table.py: cannot read {path}: {error}", file=sys.stderr)
+            return 2
+    seeds = sorted({len(r["seeds"]) for r in reports})
+    velocity = [r for r in reports if r["task"] in PAPER_VELOCITY]
+    point = [r for r in reports if r["task"] not in PAPER_VELOCITY]
+    if point:
+        point_table(point)
+    if velocity:
+        velocity_table(velocity)
     print(f"Seeds per task: {', '.join(str(s) for s in seeds)}; a seed-level value is the mean with "
           "its range over seeds, and it is outside when any seed is. BC-All and BC-Safe are the "
           "clones' mean cost over seeds, divided by the budget.")
