@@ -388,7 +388,8 @@ int run_train(const Invocation& call, const Arguments& args) {
              << brief(last.mean_cost) << " (limit " << brief(last.cost_limit) << "), multiplier "
              << brief(last.multiplier) << "\n"
              << "wrote " << (r.out / checkpoints.back()).string() << " (" << checkpoints.size()
-             << " checkpoints), run.csv, run.json, training.svg\n";
+             << (checkpoints.size() == 1 ? " checkpoint" : " checkpoints")
+             << "), run.csv, run.json, training.svg\n";
   }
   return 0;
 }
