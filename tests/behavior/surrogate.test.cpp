@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/finite_difference.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -33,9 +35,8 @@ std::vector<double> draws(std::size_t n, std::uint64_t seed, double scale = 1.0)
   return x;
 }
 
-double relative_error(double analytic, double numeric) {
-  return std::abs(analytic - numeric) / std::max(1e-3, std::abs(numeric));
-}
+using ltt_test::relative_error;
+using ltt_test::worst_relative_error;
 
 // Ratios spread over [0.6, 1.5] away from the kinks at 0.8 and 1.2, one per row.
 std::vector<double> spread_ratios(std::size_t rows) {
@@ -206,21 +207,7 @@ TEST_CASE("surrogate through the policy network: every parameter against central
               .loss;
         });
   };
-  surrogate();
-  const std::vector<double> analytic(mlp.gradient().begin(), mlp.gradient().end());
-  const double h = 1e-5;
-  double worst = 0.0;
-  auto p = mlp.parameters();
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const double saved = p[i];
-    p[i] = saved + h;
-    const double up = surrogate();
-    p[i] = saved - h;
-    const double down = surrogate();
-    p[i] = saved;
-    worst = std::max(worst, relative_error(analytic[i], (up - down) / (2 * h)));
-  }
-  CHECK(worst < 1e-6);
+  CHECK(worst_relative_error(mlp, surrogate) < 1e-6);
 }
 
 }  // namespace surrogate_test

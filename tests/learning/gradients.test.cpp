@@ -21,6 +21,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../support/finite_difference.hpp"
 #include "../support/throws.hpp"
 
 #include <algorithm>
@@ -47,26 +48,7 @@ std::vector<double> normal_values(std::size_t n, std::uint64_t seed) {
 
 std::vector<double> as_double(const std::vector<float>& x) { return {x.begin(), x.end()}; }
 
-// max over coordinates of |analytic - numeric| / max(1e-3, |numeric|), by central differences
-template <class Loss>
-double worst_relative_error(lrn::EigenMlp<double>& mlp, Loss loss) {
-  loss();
-  const std::vector<double> analytic(mlp.gradient().begin(), mlp.gradient().end());
-  const double h = 1e-5;
-  double worst = 0.0;
-  auto p = mlp.parameters();
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const double saved = p[i];
-    p[i] = saved + h;
-    const double up = loss();
-    p[i] = saved - h;
-    const double down = loss();
-    p[i] = saved;
-    const double numeric = (up - down) / (2 * h);
-    worst = std::max(worst, std::abs(analytic[i] - numeric) / std::max(1e-3, std::abs(numeric)));
-  }
-  return worst;
-}
+using ltt_test::worst_relative_error;
 
 // The float32 gradient by the textbook Eigen expressions, chunk by chunk as EigenMlp cuts the
 // minibatch: Z = b + W A, ReLU, the loss's dL/dY, then per layer gW += dZ A^T, gb += row sums
