@@ -13,7 +13,8 @@
 using namespace ltt_cli_test;
 
 TEST_CASE("ltt pipeline --preset tiny on every task: a report an independent reader accepts") {
-  for (const std::string task : {"point-goal", "car-run", "point-goal-reckless"}) {
+  for (const std::string task :
+       {"point-goal", "car-run", "point-goal-reckless", "hopper-velocity"}) {
     CAPTURE(task);
     const auto out = scratch_dir() / ("pipeline-" + task);
     const Result r =

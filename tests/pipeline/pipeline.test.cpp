@@ -1,4 +1,4 @@
-// The pipeline end to end on small settings of every built-in task (docs/pipeline.md): the
+// The pipeline end to end on small settings of every kind of built-in task (test_tasks.hpp): the
 // DSRL round trip of the pool, the selections each method clones, the certificate's
 // consistency with the exact p-values, determinism, and independence of the thread count.
 
@@ -11,6 +11,7 @@
 #include <tasks/episode_log.hpp>
 
 #include "../support/throws.hpp"
+#include "test_tasks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -78,7 +79,7 @@ void check_certificate(const pl::SeedResult& s, const pl::BehaviorPool& pool, do
 }  // namespace
 
 TEST_CASE("load_behavior_pool: the DSRL round trip gives back the generated episodes") {
-  for (const pl::Task& t : pl::builtin_tasks()) {
+  for (const pl::Task& t : ltt_pipeline_test::every_task_kind()) {
     CAPTURE(t.name);
     pl::PipelineOptions o = tiny(t.name);
     o.episodes = 20;
@@ -169,7 +170,7 @@ TEST_CASE("preset_options: the presets, and an error naming 'preset'") {
 }
 
 TEST_CASE("run_pipeline on small settings of every task: selections and certificate") {
-  for (const pl::Task& t : pl::builtin_tasks()) {
+  for (const pl::Task& t : ltt_pipeline_test::every_task_kind()) {
     CAPTURE(t.name);
     pl::PipelineOptions o = tiny(t.name);
     o.seeds = {1, 2};
