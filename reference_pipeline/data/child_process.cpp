@@ -111,6 +111,28 @@ struct SharedReport {
   SharedReport& operator=(const SharedReport&) = delete;
 };
 
+// The parent's receive buffer: its own anonymous mapping, made before the fork and left out of
+// the child (MADV_DONTFORK). A buffer allocated after the fork comes from heap pages the child
+// shares copy-on-write, so the parent's first write to each page copies it and flushes the TLB
+// of every core the process runs on: on a virtual machine that took most of a small file's read
+// (0.29 of 0.49 CPU-s for `ltt certify --dataset` on an 11-episode file, measured with perf).
+struct ReceiveBuffer {
+  static constexpr std::size_t size = std::size_t{1} << 20;
+  unsigned char* bytes = nullptr;
+  ReceiveBuffer() {
+    void* mapped = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED)
+      throw std::runtime_error(cat("cannot map a receive buffer: ", std::strerror(errno)));
+    bytes = static_cast<unsigned char*>(mapped);
+#ifdef MADV_DONTFORK
+    ::madvise(mapped, size, MADV_DONTFORK);  // best effort: without it only slower
+#endif
+  }
+  ~ReceiveBuffer() { ::munmap(bytes, size); }
+  ReceiveBuffer(const ReceiveBuffer&) = delete;
+  ReceiveBuffer& operator=(const ReceiveBuffer&) = delete;
+};
+
 }  // namespace
 
 void ChildOutput::send(const void* bytes, std::size_t n) {
@@ -144,6 +166,7 @@ void run_in_child(std::string_view file, std::string_view worker, const ChildWor
 #ifdef F_SETPIPE_SZ
   ::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);  // columns cross in fewer, larger pieces (best effort)
 #endif
+  const ReceiveBuffer buffer;
   Child child;
   const pid_t parent = ::getpid();
   child.pid = ::fork();
@@ -161,7 +184,6 @@ void run_in_child(std::string_view file, std::string_view worker, const ChildWor
   Report& report = *shared.report;
   std::uint64_t progress = 0;
   Clock::time_point moved = Clock::now();
-  std::vector<unsigned char> buffer(std::size_t{1} << 20);
   for (;;) {
     pollfd ready{read_end.fd, POLLIN, 0};
     const int polled = ::poll(&ready, 1, 1000);
@@ -181,12 +203,12 @@ void run_in_child(std::string_view file, std::string_view worker, const ChildWor
       }
       continue;
     }
-    const ssize_t got = ::read(read_end.fd, buffer.data(), buffer.size());
+    const ssize_t got = ::read(read_end.fd, buffer.bytes, ReceiveBuffer::size);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) throw std::runtime_error(cat("cannot read from the process reading ", file));
     if (got == 0) break;
     moved = Clock::now();
-    receive(std::span<const unsigned char>(buffer.data(), static_cast<std::size_t>(got)));
+    receive(std::span<const unsigned char>(buffer.bytes, static_cast<std::size_t>(got)));
   }
   child.wait();
 
