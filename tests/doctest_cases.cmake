@@ -1,5 +1,5 @@
 # ltt_doctest_cases(TARGET [LABELS label...] [UNIT | UNIT_EXCEPT_SUITES suite...]
-#                   [COST seconds] [PROPERTIES name value...])
+#                   [CHECKS_ONLY] [COST seconds] [PROPERTIES name value...])
 #
 # One ctest entry per doctest test case of the executable TARGET, named "TARGET: <case name>",
 # so that `ctest --parallel` spreads a test program over the cores and ctest's per-test times
@@ -13,12 +13,20 @@
 # PROPERTIES are set on every entry (ENVIRONMENT, RESOURCE_LOCK, FIXTURES_REQUIRED, ...). The
 # working directory is the directory that calls this function.
 #
+# CHECKS_ONLY: the code under test is compiled elsewhere (a library, the `ltt` program) and the
+# program's own code sets up cases and checks results, so in an optimized build it compiles at
+# -O1: the test files are the suite's largest translation units, and -O3 costs about half as
+# much again as -O1 on them (cli_tests: 37 -> 25 CPU-s a batch) for checks whose speed does not
+# matter. The header-only statistics (unit_tests) instantiate the code under test in the test
+# files and keep the build's level.
+#
 # An entry fails unless exactly one test case ran: a filter that matched nothing (a renamed
 # case in a stale list) would otherwise pass. TARGET is added to `ltt_unit_test_programs` when
 # any of its cases may be `unit`, so the sanitizer build builds only what it runs. TARGET is a
 # unity build (batches of 8 test files): file-local names must differ across its files.
 function(ltt_doctest_cases target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "UNIT" "COST" "LABELS;UNIT_EXCEPT_SUITES;PROPERTIES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "UNIT;CHECKS_ONLY" "COST"
+                        "LABELS;UNIT_EXCEPT_SUITES;PROPERTIES")
   if(arg_UNPARSED_ARGUMENTS OR NOT (arg_LABELS OR arg_UNIT))
     message(FATAL_ERROR "ltt_doctest_cases(${target}): LABELS or UNIT required; unknown: "
                         "${arg_UNPARSED_ARGUMENTS}")
@@ -38,6 +46,10 @@ function(ltt_doctest_cases target)
   # Unity build: the test files share the same heavy headers and template instantiations, so
   # one batch compiles them once; library and program code stay one translation unit per file.
   set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  if(arg_CHECKS_ONLY)
+    # after the configuration's flags on the command line, so this level wins
+    target_compile_options(${target} PRIVATE $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
+  endif()
 
   set(list_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_cases.cmake)
   set(settings_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_cases_settings.cmake)
