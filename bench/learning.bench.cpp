@@ -237,6 +237,16 @@ double json_number(const std::string& json, const std::string& key) {
   return at == std::string::npos ? 0.0 : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
 }
 
+// The string value of `key` in the peer's one-line JSON (no escapes in the values read here), or
+// "" if absent or not a string.
+std::string json_string(const std::string& json, const std::string& key) {
+  const std::string opening = "\"" + key + "\": \"";
+  const auto at = json.find(opening);
+  if (at == std::string::npos) return "";
+  const auto from = at + opening.size(), to = json.find('"', from);
+  return to == std::string::npos ? "" : json.substr(from, to - from);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -273,6 +283,11 @@ int main(int argc, char** argv) {
     std::printf("PyTorch peer did not run (needs python3-torch; --peer=none skips it)\n");
     return 0;
   }
+  // The peer's OpenBLAS kernel, chosen by bench/openblas_kernel.py (the fastest one-thread
+  // SGEMM among the library's own pick and the kernels the CPU supports) and named here, since
+  // a library that does not know the CPU falls back to a slower one.
+  std::printf("PyTorch's OpenBLAS kernel: %s (%s)\n", json_string(json, "openblas_corename").c_str(),
+              json_string(json, "chosen_by").c_str());
   std::printf("%-34s %14s %14s %8s\n", "states per CPU second", "ltt (Eigen)", "PyTorch", "ratio");
   const auto row = [&](const char* what, const char* name, double theirs) {
     const auto it = recorder.rate.find(name);

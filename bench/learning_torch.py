@@ -5,7 +5,8 @@ float32, one thread.
 
 Run it the way an informed user runs PyTorch on CPU: Debian's python3-torch with OpenBLAS as the
 system BLAS (apt-get install python3-torch libopenblas0-pthread; the default reference BLAS is
-about 20 times slower and is not a fair peer) and one thread on both sides:
+about 20 times slower and is not a fair peer), OpenBLAS's fastest kernel for the CPU (chosen by
+openblas_kernel.py before torch loads, and reported) and one thread on both sides:
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/learning_torch.py
 
@@ -23,7 +24,15 @@ import statistics
 import sys
 import time
 
-import torch
+import openblas_kernel
+
+# OpenBLAS reads OPENBLAS_CORETYPE when it loads, with torch: the peer's kernel is chosen first
+# (openblas_kernel.py; --openblas-coretype NAME to name one).
+_early = argparse.ArgumentParser(add_help=False)
+_early.add_argument("--openblas-coretype")
+KERNEL = openblas_kernel.choose(_early.parse_known_args()[0].openblas_coretype)
+
+import torch  # noqa: E402  (after the kernel's choice)
 
 
 def make_model(obs_dim: int, hidden: int) -> torch.nn.Module:
@@ -63,6 +72,9 @@ def main() -> int:
     parser.add_argument("--min-time", type=float, default=2.0, help="CPU seconds per repetition")
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--openblas-coretype", metavar="NAME",
+                        help="OpenBLAS's kernel (default: the fastest one-thread SGEMM of the "
+                             "library's own pick and the kernels the CPU supports)")
     args = parser.parse_args()
 
     torch.set_num_threads(1)
@@ -103,6 +115,8 @@ def main() -> int:
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+        "openblas_corename": openblas_kernel.loaded_corename(),
+        "openblas_choice": KERNEL,
         "states_per_call": states,
         "bt_step_states_per_second": statistics.median(step_cpu),
         "inference_states_per_second": statistics.median(inference_cpu),
@@ -117,7 +131,9 @@ def main() -> int:
         print(json.dumps(result))
     else:
         print(f"torch {result['torch']}, {result['threads']} thread(s), "
-              f"OPENBLAS_NUM_THREADS={result['openblas_num_threads']}")
+              f"OPENBLAS_NUM_THREADS={result['openblas_num_threads']}, OpenBLAS kernel "
+              f"{result['openblas_corename']} ({KERNEL['chosen_by']}; the environment had "
+              f"OPENBLAS_CORETYPE={KERNEL['environment_had']})")
         print(f"BT step (fwd + bwd + Adam): {result['bt_step_states_per_second']:.3e} states/s "
               f"(CPU time; {result['bt_step_states_per_wall_second']:.3e} by wall clock)")
         print(f"inference (forward only):   {result['inference_states_per_second']:.3e} states/s "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`ltt score --model` at scale (issue 25, docs/scale.md): rows/s and peak RSS on generated DSRL
+"""`ltt score --model` at scale (docs/scale.md): rows/s and peak RSS on generated DSRL
 files of N rows x 72 float32 observations, next to PyTorch inference of the same network (the
 paper's value ensemble: 3 members of 72 -> 256 -> 256 -> 1, ReLU) on the same rows.
 
@@ -18,7 +18,7 @@ Then, one at a time (nothing else of this script runs alongside):
            wall seconds and the peak resident set (GNU time's maximum RSS, the reader child
            included), rows/s = N / wall; also score.json's states/s of the evaluation alone.
   torch    the same three networks with torch.inference_mode() on torch.set_num_threads(T)
-           (one thread per core), the rows read from the same file with h5py in blocks of 2^18
+           (one thread per core; OpenBLAS's fastest kernel for the CPU, named in the output), the rows read from the same file with h5py in blocks of 2^18
            rows: rows/s end to end (read + forward + the mean over members) and of the forward
            alone, and the peak RSS of the Python process (resource.getrusage).
 The model M is trained once by `ltt score --epochs 1` on the first file (the weights do not
@@ -34,8 +34,16 @@ import sys
 import tempfile
 import time
 
-import h5py
-import numpy as np
+import openblas_kernel
+
+# OpenBLAS reads OPENBLAS_CORETYPE when it loads, with numpy: PyTorch's kernel is chosen first
+# (openblas_kernel.py; --openblas-coretype NAME to name one).
+_early = argparse.ArgumentParser(add_help=False)
+_early.add_argument("--openblas-coretype")
+KERNEL = openblas_kernel.choose(_early.parse_known_args()[0].openblas_coretype)
+
+import h5py  # noqa: E402  (after the kernel's choice)
+import numpy as np  # noqa: E402
 
 OBS_DIM = 72
 EPISODE = 1000
@@ -113,7 +121,8 @@ def torch_peer(dataset: str, threads: int) -> dict:
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"rows_per_s": rows / wall, "forward_rows_per_s": rows / forward, "wall_s": wall,
-            "peak_rss_mib": peak}
+            "peak_rss_mib": peak, "openblas_corename": openblas_kernel.loaded_corename(),
+            "openblas_choice": KERNEL}
 
 
 def main() -> int:
@@ -126,6 +135,9 @@ def main() -> int:
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--no-state-values", action="store_true")
     parser.add_argument("--fresh-normals", action="store_true")
+    parser.add_argument("--openblas-coretype", metavar="NAME",
+                        help="PyTorch's OpenBLAS kernel (default: the fastest one-thread SGEMM "
+                             "of the library's own pick and the kernels the CPU supports)")
     args = parser.parse_args()
     os.makedirs("/tmp/ltt-scale", exist_ok=True)
     model = args.model
