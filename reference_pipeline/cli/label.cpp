@@ -247,7 +247,7 @@ int run_budget(const Invocation& call, const Arguments& args) {
                               {"grid", request.options.quantiles},
                               {"refusal_rate", request.options.refusal_rate},
                               {"min_selection", request.options.minimum_selection}};
-  label::Journal journal(out / "journal.jsonl", header);
+  label::Journal journal(out / "journal.jsonl", header, {"over", "within"});
   label::BudgetSession session(inputs, in, request, view ? &*view : nullptr, journal);
   if (!journal.replayed().empty())
     call.err << "ltt label budget: resumed " << out.string() << " after "
@@ -303,7 +303,7 @@ int run_compare(const Invocation& call, const Arguments& args) {
                               {"pairs", count},
                               {"segment", H},
                               {"seed", args.count("seed")}};
-  label::Journal journal(out / "journal.jsonl", header);
+  label::Journal journal(out / "journal.jsonl", header, {"a", "b", "tie"});
   label::CompareSession session(dataset, label::shown_pairs(drawn, options.seed ^ side_stream), H,
                                 view, out, journal);
   label::serve(session, server, std::cout, call.err);

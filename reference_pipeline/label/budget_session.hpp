@@ -37,7 +37,7 @@ class BudgetSession final : public Session {
       : inputs_(inputs), in_(std::move(in)), request_(std::move(request)), view_(view),
         journal_(journal) {
     restart();
-    for (const nlohmann::json& record : journal.replayed()) replay(record);
+    for (const JournalRecord& record : journal.replayed()) replay(record);
   }
 
   nlohmann::json state() const override {
@@ -157,19 +157,35 @@ class BudgetSession final : public Session {
     written_ = false;
   }
 
-  // A record as answer() and undo() append it; value() since a record may lack a key.
-  void replay(const nlohmann::json& record) {
-    if (record.contains("answer")) {
-      const auto next = run_->next();
-      if (!next || inputs_.pool.id_of(*next) != record.value("item", std::string()))
-        throw certification::BadInput("--out: the journal's answers do not follow the walk's order of these "
-                            "inputs; give another --out");
-      add(record.value("answer", std::string()) == "over");
-    } else if (record.contains("undo")) {
-      if (answers_.empty()) throw certification::BadInput("--out: the journal undoes an answer it lacks");
-      take_back();
-    } else if (record.contains("written")) {
-      written_ = true;
+  // A record as answer() and undo() append it, read strictly (journal_record.hpp); here the
+  // order is checked: an answer for the episode the walk asks for, an undo of the last answer.
+  void replay(const JournalRecord& record) {
+    using certification::BadInput;
+    using certification::cat;
+    using certification::in_quotes;
+    const std::string at = journal_.place(record);
+    switch (record.kind) {
+      case RecordKind::answer: {
+        const auto next = run_->next();
+        if (!next)
+          throw BadInput(cat(at, "field 'item' = ", in_quotes(record.item),
+                             ": the walk had stopped, no episode was asked for"));
+        if (inputs_.pool.id_of(*next) != record.item)
+          throw BadInput(cat(at, "field 'item' = ", in_quotes(record.item), " is not ",
+                             in_quotes(inputs_.pool.id_of(*next)),
+                             ", the episode the walk of these inputs asks for; give another --out"));
+        add(record.word == "over");
+        break;
+      }
+      case RecordKind::undo:
+        if (answers_.empty() || inputs_.pool.id_of(answers_.back().first) != record.item)
+          throw BadInput(cat(at, "field 'undo' = ", in_quotes(record.item),
+                             " is not the last answer's item"));
+        take_back();
+        break;
+      case RecordKind::written:
+        written_ = true;
+        break;
     }
   }
 

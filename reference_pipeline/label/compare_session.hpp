@@ -55,20 +55,30 @@ class CompareSession final : public Session {
                  const EpisodeView& view, std::filesystem::path out, Journal& journal)
       : dataset_(dataset), pairs_(std::move(pairs)), H_(H), view_(view), out_(std::move(out)),
         journal_(journal) {
-    // Each record as answer() and undo() append it; value() since a record may lack a key.
-    for (const nlohmann::json& record : journal.replayed()) {
-      if (record.contains("answer")) {
-        const std::string answer = record.value("answer", std::string());
-        if (done() || record.value("item", std::string()) != item_id(answers_.size()) ||
-            (answer != "a" && answer != "b" && answer != "tie"))
-          throw certification::BadInput("--out: the journal's answers do not follow these pairs; give "
-                              "another --out");
-        answers_.push_back(answer);
-      } else if (record.contains("undo")) {
-        if (answers_.empty()) throw certification::BadInput("--out: the journal undoes an answer it lacks");
-        answers_.pop_back();
-      } else if (record.contains("written")) {
-        written_ = true;
+    // Each record as answer() and undo() append it, read strictly (journal_record.hpp); here
+    // the order is checked: an answer for the pair asked for, an undo of the last answer.
+    using certification::BadInput;
+    using certification::cat;
+    for (const JournalRecord& record : journal.replayed()) {
+      const std::string at = journal.place(record);
+      switch (record.kind) {
+        case RecordKind::answer:
+          if (done() || record.item != item_id(answers_.size()))
+            throw BadInput(cat(at, "field 'item' = ", certification::in_quotes(record.item),
+                               " is not the pair asked for (",
+                               done() ? "none: every pair is judged" : item_id(answers_.size()),
+                               "); give another --out"));
+          answers_.push_back(record.word);
+          break;
+        case RecordKind::undo:
+          if (answers_.empty() || record.item != item_id(answers_.size() - 1))
+            throw BadInput(cat(at, "field 'undo' = ", certification::in_quotes(record.item),
+                               " is not the last answer's item"));
+          answers_.pop_back();
+          break;
+        case RecordKind::written:
+          written_ = true;
+          break;
       }
     }
   }

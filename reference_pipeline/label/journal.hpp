@@ -23,6 +23,8 @@
 #include <certification/bad_input.hpp>
 #include <certification/format.hpp>
 
+#include "journal_record.hpp"
+
 namespace ltt::label {
 
 using certification::BadInput;
@@ -34,8 +36,11 @@ class Journal {
   // Opens DIR's journal, or starts one whose first line is `header`. An existing journal must
   // begin with the same header (the same inputs and settings): its records are replayed. A
   // last line without its newline is a write cut short by a crash: it was never acknowledged,
-  // so it is cut off the file.
-  Journal(const std::filesystem::path& file, const nlohmann::json& header) : file_(file) {
+  // so it is cut off the file. `words` are the answers the session's page writes; a record is
+  // read strictly (journal_record.hpp).
+  Journal(const std::filesystem::path& file, const nlohmann::json& header,
+          std::vector<std::string> words)
+      : file_(file), words_(std::move(words)) {
     const std::string header_line = header.dump();
     std::error_code ec;
     const bool existed = std::filesystem::exists(file, ec);
@@ -56,7 +61,10 @@ class Journal {
   }
 
   // The records found when the journal was opened, in order.
-  const std::vector<nlohmann::json>& replayed() const { return replayed_; }
+  const std::vector<JournalRecord>& replayed() const { return replayed_; }
+
+  // "--out: FILE line N: ", for a session's messages about a record it cannot replay.
+  std::string place(const JournalRecord& record) const { return record_place(file_, record.line); }
 
   // Appends a record and returns once it is on disk.
   void append(const nlohmann::json& record) { append_line(record.dump()); }
@@ -76,11 +84,10 @@ class Journal {
                          " holds the journal of a session with other inputs or settings (",
                          in_quotes(file_.string()), "); give another --out"));
     for (std::size_t number = 2; std::getline(lines, line); ++number) {
-      nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
-      if (record.is_discarded() || !record.is_object())
-        throw BadInput(cat(file_.string(), " line ", std::to_string(number),
-                           ": not a journal record"));
-      replayed_.push_back(std::move(record));
+      const nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+      if (record.is_discarded())
+        throw BadInput(cat(record_place(file_, number), "not JSON: ", line.substr(0, 80)));
+      replayed_.push_back(read_record(file_, number, record, words_));
     }
   }
 
@@ -108,8 +115,9 @@ class Journal {
   }
 
   std::filesystem::path file_;
+  std::vector<std::string> words_;
   int fd_ = -1;
-  std::vector<nlohmann::json> replayed_;
+  std::vector<JournalRecord> replayed_;
 };
 
 }  // namespace ltt::label

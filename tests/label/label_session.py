@@ -6,7 +6,8 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
 
     label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
 
-CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security.
+CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security,
+journal-edits.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -526,6 +527,91 @@ def case_security():
     check(wide.stop() == 0, "nonzero exit after SIGTERM")
 
 
+def refused(args, cwd, parts, what):
+    """`ltt label ARGS` exits 2 within 10 s with one line of stderr holding every part."""
+    proc = subprocess.Popen([LTT, "label"] + args, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        fail("%s: ltt label served instead of exiting 2: %s" % (what, out.strip()))
+    check(proc.returncode == 2, "%s: exit %d, not 2: %s" % (what, proc.returncode, err))
+    check(err.count("\n") == 1 and err.endswith("\n"), "%s: not one line: %r" % (what, err))
+    for part in parts:
+        check(part in err, "%s: %r is not in the message %r" % (what, part, err))
+    return err
+
+
+def answer_some(server, count, known):
+    """`count` answers as truth.csv has them; the items answered, in order."""
+    given = []
+    for _ in range(count):
+        item = server.state()["item"]["id"]
+        check(server.answer(item, "over" if known[item] else "within")[0] == 200, "answer " + item)
+        given.append(item)
+    return given
+
+
+def case_journal_edits():
+    """A journal edited by hand is refused naming the line and the field, never read leniently."""
+    a = os.path.join(WORK, "a")
+    server = Server(pool_args(), a)
+    given = answer_some(server, 3, pool_truth())
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    journal = os.path.join(a, "out", "journal.jsonl")
+    with open(journal) as f:
+        original = f.read()
+    lines = original.splitlines()
+    word = json.loads(lines[1])["answer"]
+    other = "within" if word == "over" else "over"
+    edits = [
+        ("a capitalized answer", {1: lines[1].replace('"%s"' % word, '"%s"' % word.capitalize())},
+         None, ["line 2", "'answer'"]),
+        ("an answer word of another vocabulary", {1: lines[1].replace('"%s"' % word, '"unsafe"')},
+         None, ["line 2", "'answer'"]),
+        ("a number for the answer", {1: lines[1].replace('"%s"' % word, "1")}, None,
+         ["line 2", "'answer'"]),
+        ("an answer without its item", {2: json.dumps({"answer": other})}, None,
+         ["line 3", "'item'"]),
+        ("an item that is not a string", {2: json.dumps({"answer": other, "item": 7})}, None,
+         ["line 3", "'item'"]),
+        ("an item out of the walk's order", {2: json.dumps({"answer": other, "item": given[0]})},
+         None, ["line 3", "'item'"]),
+        ("a field of no kind", {1: json.dumps({"answer": word, "item": given[0], "note": 1})},
+         None, ["line 2"]),
+        ("a record of unknown kind", {}, json.dumps({"skip": given[2]}), ["line 5"]),
+        ("an undo of an answer that is not the last", {}, json.dumps({"undo": given[0]}),
+         ["line 5", "'undo'"]),
+        ("a line that is not JSON", {}, "{not json", ["line 5"]),
+    ]
+    for what, replace, extra, parts in edits:
+        edited = [replace.get(i, l) for i, l in enumerate(lines)] + ([extra] if extra else [])
+        with open(journal, "w") as f:
+            f.write("\n".join(edited) + "\n")
+        refused(pool_args(), a, parts, what)
+        with open(journal) as f:
+            check(f.read() == "\n".join(edited) + "\n", what + ": the journal was changed")
+    with open(journal, "w") as f:
+        f.write(original)
+    server = Server(pool_args(), a)  # the journal as written resumes
+    check(server.state()["labels_used"] == 3, "the unedited journal did not resume at 3 labels")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    # compare: its words are a, b and tie.
+    c = os.path.join(WORK, "c")
+    args = ["compare", "--dataset", "../data.hdf5", "--out", "out", "--pairs", "4", "--seed", "3"]
+    server = Server(args, c)
+    check(server.answer("1", "a")[0] == 200, "compare: the first answer")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    journal = os.path.join(c, "out", "journal.jsonl")
+    with open(journal) as f:
+        text = f.read()
+    with open(journal, "w") as f:
+        f.write(text.replace('"answer":"a"', '"answer":"A"'))
+    refused(args, c, ["line 2", "'answer'"], "compare: a capitalized answer")
+
+
 def main():
     global LTT, DATA, WORK, SHOTS
     case, LTT, DATA, WORK = sys.argv[1:5]
@@ -537,7 +623,7 @@ def main():
     try:
         {"budget-browser": case_budget_browser, "compare-browser": case_compare_browser,
          "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
-         "world-browser": case_world_browser,
+         "world-browser": case_world_browser, "journal-edits": case_journal_edits,
          "security": case_security}[case]()
     finally:
         for server in list(SERVERS):
