@@ -30,6 +30,7 @@
 #include "certification_flags.hpp"
 #include "compare_session.hpp"
 #include "episode_view.hpp"
+#include "input_digest.hpp"
 #include "journal.hpp"
 #include "scoring_settings.hpp"
 #include "server.hpp"
@@ -233,20 +234,26 @@ int run_budget(const Invocation& call, const Arguments& args) {
   }
 
   create_session_directory(out);
-  // The settings that fix the walk's order: a journal of other settings is not resumed.
-  const nlohmann::json header{{"ltt_label", "budget"},
-                              {"pool", in.pool_file ? *in.pool_file : ""},
-                              {"dataset", in.dataset_file ? *in.dataset_file : ""},
-                              {"scores", in.scores_file ? *in.scores_file : ""},
-                              {"seed", in.seed},
-                              {"stop", request.stop},
-                              {"n", request.options.label_cap},
-                              {"order", curation::label_order_name(request.options.order)},
-                              {"alpha", request.options.alpha},
-                              {"delta", request.options.delta},
-                              {"grid", request.options.quantiles},
-                              {"refusal_rate", request.options.refusal_rate},
-                              {"min_selection", request.options.minimum_selection}};
+  // The inputs (by content) and settings that fix the walk's order: a journal of others is not
+  // resumed.
+  nlohmann::json files = nlohmann::json::array();
+  with_status(call, "hashing the inputs", [&] {
+    for (const auto& [flag, file] : input_files(read)) files.push_back(label::input_record(flag, file));
+    return 0;
+  });
+  const nlohmann::json header{
+      {"ltt_label", "budget"},
+      {"inputs", files},
+      {"settings",
+       {{"seed", in.seed},
+        {"stop", request.stop},
+        {"n", request.options.label_cap},
+        {"order", curation::label_order_name(request.options.order)},
+        {"alpha", request.options.alpha},
+        {"delta", request.options.delta},
+        {"grid", request.options.quantiles},
+        {"refusal_rate", request.options.refusal_rate},
+        {"min_selection", request.options.minimum_selection}}}};
   label::Journal journal(out / "journal.jsonl", header, {"over", "within"});
   label::BudgetSession session(inputs, in, request, view ? &*view : nullptr, journal);
   if (!journal.replayed().empty())
@@ -298,11 +305,12 @@ int run_compare(const Invocation& call, const Arguments& args) {
   });
 
   create_session_directory(out);
-  const nlohmann::json header{{"ltt_label", "compare"},
-                              {"dataset", dataset_file},
-                              {"pairs", count},
-                              {"segment", H},
-                              {"seed", args.count("seed")}};
+  const nlohmann::json header{
+      {"ltt_label", "compare"},
+      {"inputs", nlohmann::json::array({with_status(call, "hashing the dataset", [&] {
+         return label::input_record("dataset", dataset_file);
+       })})},
+      {"settings", {{"pairs", count}, {"segment", H}, {"seed", args.count("seed")}}}};
   label::Journal journal(out / "journal.jsonl", header, {"a", "b", "tie"});
   label::CompareSession session(dataset, label::shown_pairs(drawn, options.seed ^ side_stream), H,
                                 view, out, journal);

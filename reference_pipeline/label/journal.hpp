@@ -23,6 +23,7 @@
 #include <certification/bad_input.hpp>
 #include <certification/format.hpp>
 
+#include "journal_header.hpp"
 #include "journal_record.hpp"
 
 namespace ltt::label {
@@ -79,10 +80,12 @@ class Journal {
     if (complete < all.size()) std::filesystem::resize_file(file_, complete);
     std::istringstream lines(all.substr(0, complete));
     std::string line;
-    if (!std::getline(lines, line) || line != header_line)
-      throw BadInput(cat("--out: ", in_quotes(file_.parent_path().string()),
-                         " holds the journal of a session with other inputs or settings (",
-                         in_quotes(file_.string()), "); give another --out"));
+    if (!std::getline(lines, line) || line != header_line) {
+      const nlohmann::json stored = nlohmann::json::parse(line, nullptr, false);
+      throw BadInput(cat("--out: ", in_quotes(file_.string()), " cannot be resumed: ",
+                         header_difference(stored, nlohmann::json::parse(header_line)),
+                         "; give another --out"));
+    }
     for (std::size_t number = 2; std::getline(lines, line); ++number) {
       const nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
       if (record.is_discarded())

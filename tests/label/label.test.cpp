@@ -84,6 +84,12 @@ TEST_SUITE("label") {
     CHECK(r.code == 0);
   }
 
+  TEST_CASE("label: an input replaced at the same path, or a setting changed, is refused") {
+    const Result r = session("replaced-inputs");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
   TEST_CASE("label: token, Host, traversal, body size, unasked episodes, bind address") {
     const Result r = session("security");
     INFO(r.err);

@@ -7,7 +7,7 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
     label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
 
 CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security,
-journal-edits.
+journal-edits, replaced-inputs.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -612,6 +612,37 @@ def case_journal_edits():
     refused(args, c, ["line 2", "'answer'"], "compare: a capitalized answer")
 
 
+def case_replaced_inputs():
+    """An input replaced at the same path (or a setting changed) is refused naming it."""
+    import h5py
+    import numpy as np
+    a = os.path.join(WORK, "a")
+    data = os.path.join(WORK, "data.hdf5")
+    args = budget_args("..")
+    server = Server(args, a)
+    answer_some(server, 3, truth())
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    original = data + ".original"
+    shutil.copyfile(data, original)
+    with h5py.File(data, "r+") as f:  # the same episodes, another observation: a swapped file
+        f["observations"][5, 0] += 1.0
+    refused(args, a, ["--dataset", "'../data.hdf5' changed"], "budget: a replaced --dataset")
+    shutil.copyfile(original, data)
+    refused(args[:-1] + ["6"], a, ["'seed' = 6"], "budget: another --seed")
+    server = Server(args, a)  # the inputs as they were resume
+    check(server.state()["labels_used"] == 3, "the restored inputs did not resume at 3 labels")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    # compare: a dataset replaced at the same path, its costs reversed, draws other pairs.
+    c = os.path.join(WORK, "c")
+    args = ["compare", "--dataset", "../data.hdf5", "--out", "out", "--pairs", "4", "--seed", "3"]
+    server = Server(args, c)
+    check(server.answer("1", "a")[0] == 200, "compare: the first answer")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    with h5py.File(data, "r+") as f:
+        f["costs"][:] = np.asarray(f["costs"])[::-1]
+    refused(args, c, ["--dataset", "'../data.hdf5' changed"], "compare: a replaced --dataset")
+
+
 def main():
     global LTT, DATA, WORK, SHOTS
     case, LTT, DATA, WORK = sys.argv[1:5]
@@ -624,6 +655,7 @@ def main():
         {"budget-browser": case_budget_browser, "compare-browser": case_compare_browser,
          "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
          "world-browser": case_world_browser, "journal-edits": case_journal_edits,
+         "replaced-inputs": case_replaced_inputs,
          "security": case_security}[case]()
     finally:
         for server in list(SERVERS):
