@@ -204,7 +204,7 @@ int run_budget(const Invocation& call, const Arguments& args) {
   // The files of DIR, named as `ltt certify --sequential` is given them.
   in.labels_file = (out / "labels.csv").string();
   in.certificate_file = (out / "certificate.json").string();
-  std::vector<OutputName> names{{"journal.jsonl"}, {"token"}, {"labels.csv"},
+  std::vector<OutputName> names{{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"labels.csv"},
                                 {"certificate.json"}};
   if (in.dataset_file && in.dataset_store == data::DsrlStore::hdf5) {
     in.selection_file = (out / "selection.hdf5").string();
@@ -271,7 +271,7 @@ int run_compare(const Invocation& call, const Arguments& args) {
   const std::int64_t count = args.count("pairs"), H = args.count("segment");
   if (count < 1) throw BadInput("--pairs: 0 must be at least 1");
   if (H < 1) throw BadInput("--segment: 0 must be at least 1");
-  check_output_directory(out, {{"journal.jsonl"}, {"token"}, {"pairs.csv"}},
+  check_output_directory(out, {{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"pairs.csv"}},
                          {{"dataset", dataset_file}});
   const label::ServerOptions server = server_options(args, out, "segment comparisons");
 

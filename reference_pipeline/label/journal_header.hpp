@@ -37,9 +37,10 @@ inline std::string header_difference(const nlohmann::json& stored, const nlohman
                  ", not ", in_quotes(input["path"].get<std::string>()));
     if ((*was)["size"] != input["size"] || (*was)["sha256"] != input["sha256"])
       return cat(flag, ": ", in_quotes(input["path"].get<std::string>()),
-                 " changed since the journal was begun (", (*was)["size"].dump(), " bytes, sha256 ",
-                 (*was)["sha256"].dump(), "; now ", input["size"].dump(), " bytes, sha256 ",
-                 input["sha256"].dump(), ")");
+                 " changed since the journal was begun (", (*was)["size"].dump(),
+                 " bytes, sha256 ", (*was)["sha256"].dump().substr(1, 12), "...; now ",
+                 input["size"].dump(), " bytes, sha256 ",
+                 input["sha256"].get<std::string>().substr(0, 12), "...)");
   }
   if (before.size() != now["inputs"].size())
     return "the journal's session read other inputs";

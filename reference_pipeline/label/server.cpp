@@ -26,6 +26,7 @@
 #include <certification/bad_input.hpp>
 #include <certification/format.hpp>
 
+#include "journal.hpp"
 #include "page_assets.hpp"
 
 namespace ltt::label {
@@ -248,6 +249,18 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
     const std::lock_guard guard(lock);
     send_json(res, {200, state()});
   });
+  // A session's act, its reply with the new state when accepted; 503 when the journal could not
+  // take the record (the session is as it was, journal.hpp).
+  const auto recorded = [&](const auto& act) {
+    Reply reply;
+    try {
+      reply = act();
+    } catch (const NotRecorded& e) {
+      return refuse(503, e.what());
+    }
+    if (reply.status == 200) reply.body["state"] = state();
+    return reply;
+  };
   // The POST routes: a JSON object in, the reply and (when accepted) the new state out.
   const auto post = [&](const char* path, Reply (Session::*act)(const nlohmann::json&)) {
     server.Post(path, [&, act](const httplib::Request& req, httplib::Response& res) {
@@ -255,18 +268,14 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
       if (body.is_discarded() || !body.is_object())
         return send_json(res, refuse(400, "the body is not a JSON object"));
       const std::lock_guard guard(lock);
-      Reply reply = (session.*act)(body);
-      if (reply.status == 200) reply.body["state"] = state();
-      send_json(res, reply);
+      send_json(res, recorded([&] { return (session.*act)(body); }));
     });
   };
   post("/api/answer", &Session::answer);
   post("/api/undo", &Session::undo);
   server.Post("/api/finish", [&](const httplib::Request&, httplib::Response& res) {
     const std::lock_guard guard(lock);
-    Reply reply = session.finish();
-    if (reply.status == 200) reply.body["state"] = state();
-    send_json(res, reply);
+    send_json(res, recorded([&] { return session.finish(); }));
   });
   server.Get(R"(/media/(\d))", [&](const httplib::Request& req, httplib::Response& res) {
     std::optional<std::filesystem::path> file;

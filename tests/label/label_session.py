@@ -7,7 +7,7 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
     label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
 
 CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security,
-journal-edits, replaced-inputs.
+journal-edits, replaced-inputs, journal-faults.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -42,12 +42,13 @@ def check(condition, message):
 class Server:
     """`ltt label ...` started in cwd; url, port and token from the one line it prints."""
 
-    def __init__(self, args, cwd):
+    def __init__(self, args, cwd, env=None):
         os.makedirs(cwd, exist_ok=True)
         self.err_path = os.path.join(cwd, "server-%d.err" % len(SERVERS))
         self.err = open(self.err_path, "w")
         self.proc = subprocess.Popen([LTT, "label"] + args, cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=self.err, stdin=subprocess.DEVNULL)
+                                     stderr=self.err, stdin=subprocess.DEVNULL,
+                                     env=dict(os.environ, **(env or {})))
         SERVERS.append(self)
         ready, _, _ = select.select([self.proc.stdout], [], [], 20)
         line = self.proc.stdout.readline().decode() if ready else ""
@@ -643,6 +644,72 @@ def case_replaced_inputs():
     refused(args, c, ["--dataset", "'../data.hdf5' changed"], "compare: a replaced --dataset")
 
 
+def fault_env(control):
+    """ltt label with journal_fault_shim.cpp preloaded, its faults asked for in `control`."""
+    shim = os.environ.get("LTT_FAULT_SHIM", "")
+    check(os.path.exists(shim), "no fault shim: LTT_FAULT_SHIM=%r" % shim)
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    return {"LD_PRELOAD": shim, "LTT_FAULT_FILE": control,
+            "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
+
+
+def case_journal_faults():
+    """Failed writes and fsyncs are cut back and said not recorded; cut or edited files refused."""
+    a = os.path.join(WORK, "a")
+    control = os.path.join(WORK, "fault")
+    known = pool_truth()
+    server = Server(pool_args(), a, fault_env(control))
+    journal = os.path.join(a, "out", "journal.jsonl")
+    answer_some(server, 2, known)
+    for mode in ("write", "short", "fsync"):
+        before = server.state()
+        with open(journal, "rb") as f:
+            kept = f.read()
+        with open(control, "w") as f:
+            f.write(mode)
+        item = before["item"]["id"]
+        status, reply, _ = server.answer(item, "over" if known[item] else "within")
+        check(status == 503 and "not recorded" in reply["error"],
+              "%s fault: HTTP %d %r" % (mode, status, reply))
+        with open(journal, "rb") as f:
+            check(f.read() == kept, "%s fault: the journal was not cut back to its last record" % mode)
+        after = server.state()
+        check(after["labels_used"] == before["labels_used"] and after["item"]["id"] == item,
+              "%s fault: the state moved: %r" % (mode, after))
+        os.remove(control)
+        answer_some(server, 1, known)  # the next answer, appended cleanly
+    last = server.state()["last"]["item"]
+    with open(control, "w") as f:
+        f.write("write")
+    status, reply, _ = server.request("POST", "/api/undo", {"item": last})
+    check(status == 503 and server.state()["last"]["item"] == last, "undo under a fault: %d" % status)
+    os.remove(control)
+    reported = server.state()
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    server = Server(pool_args(), a)  # the journal replays to the state the server reported
+    resumed = server.state()
+    check(resumed["labels_used"] == reported["labels_used"] == 5 and
+          resumed["item"]["id"] == reported["item"]["id"] and resumed["last"] == reported["last"],
+          "resumed %r, reported %r" % (resumed, reported))
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    # Files cut or edited: each refused with its own message, the file left as it was.
+    with open(journal, "rb") as f:
+        original = f.read()
+    header_end = original.index(b"\n")
+    damaged = [
+        ("CR LF line ends", original.replace(b"\n", b"\r\n"), ["line 1", "CR LF"]),
+        ("a missing final newline", original[:-1], ["line 6", "final newline"]),
+        ("a header cut short", original[:header_end // 2], ["line 1", "cut short"]),
+        ("an empty journal", b"", ["line 1", "empty"]),
+    ]
+    for what, data, parts in damaged:
+        with open(journal, "wb") as f:
+            f.write(data)
+        refused(pool_args(), a, parts, what)
+        with open(journal, "rb") as f:
+            check(f.read() == data, what + ": the journal was changed")
+
+
 def main():
     global LTT, DATA, WORK, SHOTS
     case, LTT, DATA, WORK = sys.argv[1:5]
@@ -655,7 +722,7 @@ def main():
         {"budget-browser": case_budget_browser, "compare-browser": case_compare_browser,
          "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
          "world-browser": case_world_browser, "journal-edits": case_journal_edits,
-         "replaced-inputs": case_replaced_inputs,
+         "replaced-inputs": case_replaced_inputs, "journal-faults": case_journal_faults,
          "security": case_security}[case]()
     finally:
         for server in list(SERVERS):
