@@ -54,6 +54,9 @@ const std::vector<Flag>& page_flags() {
        "127.0.0.1"},
       {"port", FlagKind::count, "port to listen on; 0 picks a free one (the URL says which)", "0",
        false, 65535, "a TCP port"},
+      {"new-token", FlagKind::boolean,
+       "replace DIR/token by a new one (a token that leaked, or a token file others can read); "
+       "a page open on the old URL stops working"},
       {"media", FlagKind::text,
        "directory of the team's own renderings, shown instead of the plots: <id>.png|.mp4|.webm "
        "(segments <id>_<start>.*)"},
@@ -174,6 +177,7 @@ label::ServerOptions server_options(const Arguments& args, const fs::path& out,
       throw BadInput(cat("--media: ", in_quotes(s.media->string()), " is not a directory"));
   }
   s.token_file = out / "token";
+  s.new_token = args.flag("new-token");
   s.what = std::move(what);
   return s;
 }
@@ -204,7 +208,7 @@ int run_budget(const Invocation& call, const Arguments& args) {
   // The files of DIR, named as `ltt certify --sequential` is given them.
   in.labels_file = (out / "labels.csv").string();
   in.certificate_file = (out / "certificate.json").string();
-  std::vector<OutputName> names{{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"labels.csv"},
+  std::vector<OutputName> names{{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"token.new"}, {"labels.csv"},
                                 {"certificate.json"}};
   if (in.dataset_file && in.dataset_store == data::DsrlStore::hdf5) {
     in.selection_file = (out / "selection.hdf5").string();
@@ -271,7 +275,7 @@ int run_compare(const Invocation& call, const Arguments& args) {
   const std::int64_t count = args.count("pairs"), H = args.count("segment");
   if (count < 1) throw BadInput("--pairs: 0 must be at least 1");
   if (H < 1) throw BadInput("--segment: 0 must be at least 1");
-  check_output_directory(out, {{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"pairs.csv"}},
+  check_output_directory(out, {{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"token.new"}, {"pairs.csv"}},
                          {{"dataset", dataset_file}});
   const label::ServerOptions server = server_options(args, out, "segment comparisons");
 

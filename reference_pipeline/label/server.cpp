@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <mutex>
@@ -52,28 +53,59 @@ std::string new_token() {
   return token;
 }
 
-// The session's token: DIR/token when a previous run left one (readable by its owner only),
-// else a new one written there.
-std::string session_token(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (std::filesystem::exists(file, ec)) {
-    std::ifstream in(file);
-    std::string token;
-    std::getline(in, token);
-    if (token.size() == 48 && token.find_first_not_of("0123456789abcdef") == std::string::npos)
-      return token;
-  }
+// A new token in DIR/token: written to a temporary made 0600, synced, renamed over the old.
+std::string replace_token(const std::filesystem::path& file) {
   const std::string token = new_token();
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const std::filesystem::path temporary = file.string() + ".new";
+  ::unlink(temporary.c_str());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
-    throw BadInput(cat("--out: cannot write ", in_quotes(file.string()), ": ",
+    throw BadInput(cat("--out: cannot write ", in_quotes(temporary.string()), ": ",
                        std::strerror(errno)));
   const std::string line = token + "\n";
-  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  ::fsync(fd);
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+                       ::fsync(fd) == 0;
   ::close(fd);
-  if (!written) throw BadInput(cat("--out: cannot write ", in_quotes(file.string())));
+  if (!written || ::rename(temporary.c_str(), file.c_str()) != 0) {
+    ::unlink(temporary.c_str());
+    throw BadInput(cat("--out: cannot write ", in_quotes(file.string())));
+  }
   return token;
+}
+
+// The session's token: DIR/token when a previous run left one, else (or with --new-token) a
+// new one written there. An existing file must be a regular file of this user that nobody else
+// may read or write (0600, as it is created): the token is the only key to the session.
+std::string session_token(const std::filesystem::path& file, bool rotate) {
+  if (rotate) return replace_token(file);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return replace_token(file);
+  if (fd < 0)
+    throw BadInput(cat("--out: cannot read ", in_quotes(file.string()), ": ", std::strerror(errno),
+                       errno == ELOOP ? " (a symbolic link)" : "",
+                       "; remove it, or give --new-token to replace it"));
+  struct stat st {};
+  std::string problem;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    problem = "is not a regular file";
+  else if (st.st_uid != ::geteuid())
+    problem = cat("is owned by user ", std::to_string(st.st_uid), ", not by this one");
+  else if ((st.st_mode & 0077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    problem = cat("has mode ", mode, ": others may read or change the session's key (it is made 0600)");
+  }
+  std::string token(49, '\0');
+  const ssize_t n = problem.empty() ? ::read(fd, token.data(), token.size()) : 0;
+  ::close(fd);
+  if (!problem.empty())
+    throw BadInput(cat("--out: ", in_quotes(file.string()), " ", problem,
+                       "; give --new-token to replace it (the old URL stops working)"));
+  token.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (!token.empty() && token.back() == '\n') token.pop_back();
+  if (token.size() == 48 && token.find_first_not_of("0123456789abcdef") == std::string::npos)
+    return token;
+  return replace_token(file);
 }
 
 // Compares in time independent of where the strings first differ.
@@ -188,7 +220,7 @@ bool is_loopback(std::string_view host) {
 }
 
 void serve(Session& session, const ServerOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string token = session_token(options.token_file);
+  const std::string token = session_token(options.token_file, options.new_token);
   httplib::Server server;
   server.set_payload_max_length(body_limit);
   SignalStop signal_stop(server);

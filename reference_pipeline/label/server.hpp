@@ -24,6 +24,7 @@ struct ServerOptions {
   std::optional<std::filesystem::path> media;
   // DIR/token: kept across restarts, so a page left open reconnects to a resumed session.
   std::filesystem::path token_file;
+  bool new_token = false;  // replace DIR/token (a leaked token, or one others could read)
   std::string what;  // "budget labels" or "segment comparisons", for the status line
 };
 

@@ -96,6 +96,12 @@ TEST_SUITE("label") {
     CHECK(r.code == 0);
   }
 
+  TEST_CASE("label: the token file is 0600; one others can read is refused; --new-token") {
+    const Result r = session("token-file");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
   TEST_CASE("label: token, Host, traversal, body size, unasked episodes, bind address") {
     const Result r = session("security");
     INFO(r.err);

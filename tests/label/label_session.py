@@ -7,7 +7,7 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
     label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
 
 CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security,
-journal-edits, replaced-inputs, journal-faults.
+journal-edits, replaced-inputs, journal-faults, token-file.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -710,6 +710,43 @@ def case_journal_faults():
             check(f.read() == data, what + ": the journal was changed")
 
 
+def case_token_file():
+    """DIR/token is made 0600; one others can read, or of another user, is refused; --new-token."""
+    import stat
+    a = os.path.join(WORK, "a")
+    token = os.path.join(a, "out", "token")
+    old_mask = os.umask(0)  # the mode must not depend on the caller's umask
+    try:
+        server = Server(pool_args(), a)
+    finally:
+        os.umask(old_mask)
+    check(stat.S_IMODE(os.stat(token).st_mode) == 0o600,
+          "token made %o, not 600" % stat.S_IMODE(os.stat(token).st_mode))
+    first = server.token
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    for mode in (0o644, 0o640, 0o602):
+        os.chmod(token, mode)
+        refused(pool_args(), a, ["token", "%04o" % mode, "--new-token"], "a token file of mode %o" % mode)
+    if os.geteuid() == 0:  # only root can give the file to another user
+        os.chmod(token, 0o600)
+        os.chown(token, 65534, -1)
+        refused(pool_args(), a, ["token", "owned by user 65534", "--new-token"],
+                "a token file of another user")
+        os.chown(token, 0, -1)
+    os.chmod(token, 0o644)
+    server = Server(pool_args() + ["--new-token"], a)
+    check(server.token != first, "--new-token kept the old token")
+    check(stat.S_IMODE(os.stat(token).st_mode) == 0o600, "--new-token: the file is not 600")
+    with open(token) as f:
+        check(f.read().strip() == server.token, "--new-token: the file does not hold the new token")
+    status = server.request("GET", "/api/state", headers={"X-LTT-Token": first})[0]
+    check(status == 403, "the old token after --new-token: HTTP %d" % status)
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    server = Server(pool_args(), a)  # kept across restarts
+    check(server.token != first and os.path.exists(token), "the new token was not kept")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+
+
 def main():
     global LTT, DATA, WORK, SHOTS
     case, LTT, DATA, WORK = sys.argv[1:5]
@@ -723,6 +760,7 @@ def main():
          "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
          "world-browser": case_world_browser, "journal-edits": case_journal_edits,
          "replaced-inputs": case_replaced_inputs, "journal-faults": case_journal_faults,
+         "token-file": case_token_file,
          "security": case_security}[case]()
     finally:
         for server in list(SERVERS):
