@@ -102,6 +102,12 @@ TEST_SUITE("label") {
     CHECK(r.code == 0);
   }
 
+  TEST_CASE("label: after the files are written, an undo of an answer they hold is refused") {
+    const Result r = session("undo-after-write");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
   TEST_CASE("label: token, Host, traversal, body size, unasked episodes, bind address") {
     const Result r = session("security");
     INFO(r.err);

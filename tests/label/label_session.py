@@ -7,7 +7,8 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
     label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
 
 CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security,
-journal-edits, replaced-inputs, journal-faults, token-file.
+journal-edits, replaced-inputs, journal-faults, token-file,
+undo-after-write.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -747,6 +748,52 @@ def case_token_file():
     check(server.stop() == 0, "nonzero exit after SIGTERM")
 
 
+def case_undo_after_write():
+    """Once the files are written, an undo of an answer they hold is refused; the files stay."""
+    a = os.path.join(WORK, "a")
+    args = ["budget", "--pool", "../pool.csv", "--out", "out", "--n", "12", "--stop", "cap",
+            "--seed", "2"]
+    server = Server(args, a)
+    known = pool_truth()
+    while server.state()["item"]:
+        answer_some(server, 1, known)
+    status, _, _ = server.request("POST", "/api/finish", {})
+    check(status == 200, "finish: HTTP %d" % status)
+    out = os.path.join(a, "out")
+    files = {name: open(os.path.join(out, name), "rb").read()
+             for name in ("labels.csv", "certificate.json", "selection.txt")}
+    last = server.state()["last"]
+    status, reply, _ = server.request("POST", "/api/undo", {"item": last["item"]})
+    check(status == 409 and "written" in reply["error"], "undo after writing: HTTP %d %r" % (status, reply))
+    check(not server.state()["can_undo"], "state: can_undo after writing")
+    check(server.state()["last"] == last and server.state()["labels_used"] == 12,
+          "the refused undo changed the state")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    for name, data in files.items():
+        check(open(os.path.join(out, name), "rb").read() == data, name + " changed")
+    server = Server(args, a)
+    state = server.state()
+    check(state["written"] and not state["can_undo"] and state["labels_used"] == 12,
+          "resumed after writing: %r" % state)
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    journal = os.path.join(out, "journal.jsonl")
+    with open(journal, "a") as f:
+        f.write(json.dumps({"undo": last["item"]}) + "\n")
+    refused(args, a, ["line 15", "written"], "an undo after writing, added by hand")
+    # compare: answers given after pairs.csv was written can be undone, the ones it holds not.
+    c = os.path.join(WORK, "c")
+    args = ["compare", "--dataset", "../data.hdf5", "--out", "out", "--pairs", "4", "--seed", "3"]
+    server = Server(args, c)
+    for item, word in (("1", "a"), ("2", "b")):
+        check(server.answer(item, word)[0] == 200, "compare: answer " + item)
+    check(server.request("POST", "/api/finish", {})[0] == 200, "compare: finish")
+    check(server.request("POST", "/api/undo", {"item": "2"})[0] == 409, "compare: undo of a written pair")
+    check(server.answer("3", "tie")[0] == 200, "compare: answer 3")
+    check(server.request("POST", "/api/undo", {"item": "3"})[0] == 200, "compare: undo of answer 3")
+    check(server.request("POST", "/api/undo", {"item": "2"})[0] == 409, "compare: undo of pair 2 again")
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+
+
 def main():
     global LTT, DATA, WORK, SHOTS
     case, LTT, DATA, WORK = sys.argv[1:5]
@@ -760,7 +807,7 @@ def main():
          "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
          "world-browser": case_world_browser, "journal-edits": case_journal_edits,
          "replaced-inputs": case_replaced_inputs, "journal-faults": case_journal_faults,
-         "token-file": case_token_file,
+         "token-file": case_token_file, "undo-after-write": case_undo_after_write,
          "security": case_security}[case]()
     finally:
         for server in list(SERVERS):
