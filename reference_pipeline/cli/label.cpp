@@ -50,8 +50,12 @@ const std::vector<Flag>& page_flags() {
        "directory of the session: its journal (resumed when it exists) and the files written",
        {}, true},
       {"host", FlagKind::text,
-       "address to listen on; anything but loopback lets other machines in (a warning says so)",
+       "address to listen on; anything but loopback needs --allow-host (other machines get in, "
+       "the token travels in plain HTTP)",
        "127.0.0.1"},
+      {"allow-host", FlagKind::paths,
+       "names the other browsers use in the URL (a host name, an address): the Host headers "
+       "accepted besides the bound address; the URL printed uses the first"},
       {"port", FlagKind::count, "port to listen on; 0 picks a free one (the URL says which)", "0",
        false, 65535, "a TCP port"},
       {"new-token", FlagKind::boolean,
@@ -170,6 +174,21 @@ label::ServerOptions server_options(const Arguments& args, const fs::path& out,
   label::ServerOptions s;
   s.host = args.text("host");
   s.port = static_cast<int>(args.count("port"));
+  if (args.has("allow-host"))
+    for (const std::string& name : args.texts("allow-host")) {
+      const bool v6 = name.size() > 2 && name.front() == '[' && name.back() == ']' &&
+                      name.find_first_not_of("0123456789abcdefABCDEF:.", 1) == name.size() - 1;
+      if (!v6 && (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+                                      std::string::npos))
+        throw BadInput(cat("--allow-host: ", in_quotes(name),
+                           " is not a host name or address (an IPv6 address in brackets)"));
+      s.allow_hosts.push_back(name);
+    }
+  if (!label::is_loopback(s.host) && s.allow_hosts.empty())
+    throw BadInput(cat("--host: ", in_quotes(s.host),
+                       " is not a loopback address: give --allow-host NAME, the name the other "
+                       "browsers use in the URL (the token then travels in plain HTTP)"));
   if (args.has("media")) {
     s.media = args.text("media");
     std::error_code ec;

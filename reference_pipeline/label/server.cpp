@@ -237,6 +237,8 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
   // The Host header a browser sends for the URL printed below (and its localhost spelling).
   std::vector<std::string> hosts{cat(url_host(options.host), ":", std::to_string(port))};
   if (is_loopback(options.host)) hosts.push_back(cat("localhost:", std::to_string(port)));
+  for (const std::string& name : options.allow_hosts)
+    hosts.push_back(cat(name, ":", std::to_string(port)));
 
   std::mutex lock;
   server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
@@ -338,8 +340,11 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
 
   if (!is_loopback(options.host))
     err << "ltt label: warning: --host " << options.host
-        << " is not a loopback address: anyone who can reach it and sees the URL can answer\n";
-  out << "http://" << url_host(options.host) << ":" << port << "/?token=" << token << std::endl;
+        << " is not a loopback address: other machines can reach the page, and the token "
+           "travels in plain HTTP (anyone who watches the network can answer)\n";
+  const std::string shown =
+      options.allow_hosts.empty() ? url_host(options.host) : options.allow_hosts.front();
+  out << "http://" << shown << ":" << port << "/?token=" << token << std::endl;
   err << "ltt label: " << options.what << " at the URL above; Ctrl-C (or SIGTERM) stops, "
       << "every answer is already on disk" << std::endl;
   server.listen_after_bind();

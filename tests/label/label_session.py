@@ -522,10 +522,23 @@ def case_security():
     check(status == 200 and data.startswith(b"\x89PNG"), "the --media file: HTTP %d" % status)
     check(server.state()["media"] == ["image/png"], "state's media: %r" % server.state()["media"])
     check(server.stop() == 0, "nonzero exit after SIGTERM")
-    # Another address needs --host and is warned about.
-    wide = Server(pool_args() + ["--host", "0.0.0.0"], os.path.join(WORK, "wide"))
-    check("warning" in wide.stderr() and "not a loopback" in wide.stderr(),
+    # Another address needs --host and --allow-host, the names the remote browsers use, and is
+    # warned about; without --allow-host it is refused (it would bind every interface and
+    # answer 403 to every remote browser).
+    wide_dir = os.path.join(WORK, "wide")
+    os.makedirs(wide_dir)
+    refused(pool_args() + ["--host", "0.0.0.0"], wide_dir, ["--host", "--allow-host"],
+            "--host 0.0.0.0 without --allow-host")
+    refused(pool_args() + ["--host", "0.0.0.0", "--allow-host", "a/b"], wide_dir,
+            ["--allow-host", "'a/b'"], "--allow-host a/b")
+    wide = Server(pool_args() + ["--host", "0.0.0.0", "--allow-host", "labbox.example",
+                                 "10.1.2.3"], wide_dir)
+    check("warning" in wide.stderr() and "plain HTTP" in wide.stderr(),
           "no warning for --host 0.0.0.0: " + wide.stderr())
+    check(wide.url.startswith("http://labbox.example:%d/?token=" % wide.port), "URL " + wide.url)
+    for host, expected in (("labbox.example", 200), ("10.1.2.3", 200), ("evil.example", 403)):
+        status = wide.request("GET", "/api/state", host="%s:%d" % (host, wide.port))[0]
+        check(status == expected, "Host %s: HTTP %d, expected %d" % (host, status, expected))
     check(wide.stop() == 0, "nonzero exit after SIGTERM")
 
 
