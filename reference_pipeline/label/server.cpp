@@ -27,6 +27,7 @@
 #include <certification/bad_input.hpp>
 #include <certification/format.hpp>
 
+#include "guarded_server.hpp"
 #include "journal.hpp"
 #include "page_assets.hpp"
 
@@ -221,7 +222,7 @@ bool is_loopback(std::string_view host) {
 
 void serve(Session& session, const ServerOptions& options, std::ostream& out, std::ostream& err) {
   const std::string token = session_token(options.token_file, options.new_token);
-  httplib::Server server;
+  GuardedServer server;
   server.set_payload_max_length(body_limit);
   SignalStop signal_stop(server);
 
@@ -233,6 +234,7 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
   if (port < 0)
     throw BadInput(cat("--host/--port: cannot listen on ", url_host(options.host), ":",
                        std::to_string(options.port), " (address in use or not this machine's)"));
+  server.widen_backlog();
 
   // The Host header a browser sends for the URL printed below (and its localhost spelling).
   std::vector<std::string> hosts{cat(url_host(options.host), ":", std::to_string(port))};
@@ -320,6 +322,10 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
       if (options.media && panel < names.size()) file = media_file(*options.media, names[panel]);
     }
     if (!file) return send_json(res, refuse(404, "no --media file for this panel"));
+    // One range at most: the library would build a multipart body holding every range asked
+    // for, so many overlapping ranges would multiply the file in memory.
+    if (req.ranges.size() > 1)
+      return send_json(res, refuse(416, "one byte range at most"));
     std::ifstream in(*file, std::ios::binary);
     std::ostringstream bytes;
     bytes << in.rdbuf();

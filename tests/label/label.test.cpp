@@ -108,6 +108,12 @@ TEST_SUITE("label") {
     CHECK(r.code == 0);
   }
 
+  TEST_CASE("label: 40 stalled connections delay neither an answer nor SIGTERM; one range") {
+    const Result r = session("stall");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
   TEST_CASE("label: token, Host, traversal, body size, unasked episodes, bind address") {
     const Result r = session("security");
     INFO(r.err);

@@ -8,7 +8,7 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
 
 CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security,
 journal-edits, replaced-inputs, journal-faults, token-file,
-undo-after-write.
+undo-after-write, stall.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -65,8 +65,8 @@ class Server:
         with open(self.err_path) as f:
             return f.read()
 
-    def request(self, method, path, body=None, headers=None, token=True, host=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+    def request(self, method, path, body=None, headers=None, token=True, host=None, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         h = {"Host": host or "127.0.0.1:%d" % self.port}
         if token:
             h["X-LTT-Token"] = self.token
@@ -807,6 +807,69 @@ def case_undo_after_write():
     check(server.stop() == 0, "nonzero exit after SIGTERM")
 
 
+def case_stall():
+    """40 connections that send part of a request's head and wait neither delay an answer nor
+    SIGTERM by 2 s; overlapping Range requests on /media are answered."""
+    import socket
+    a = os.path.join(WORK, "a")
+    media = os.path.join(WORK, "media")
+    os.makedirs(media)
+    server = Server(pool_args() + ["--media", "../media"], a)
+    with open(os.path.join(media, server.state()["item"]["id"] + ".mp4"), "wb") as f:
+        f.write(os.urandom(1 << 20))
+    # One connection trickles its head a byte at a time: closed at the request's deadline (2 s).
+    import threading
+    trickle = {"closed": None}
+    def trickler():
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        begun = time.time()
+        try:
+            for byte in b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % server.port + b"X" * 100:
+                s.sendall(bytes([byte]))
+                time.sleep(0.25)
+        except OSError:
+            trickle["closed"] = time.time() - begun
+        s.close()
+    thread = threading.Thread(target=trickler, daemon=True)
+    thread.start()
+    held = []
+    for _ in range(40):
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        s.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-LTT" % server.port)
+        held.append(s)
+    time.sleep(0.2)
+    start = time.time()
+    try:
+        status = server.request("GET", "/api/state", timeout=2)[0]
+    except OSError as e:
+        status = repr(e)
+    waited = time.time() - start
+    sys.stderr.write("stall: /api/state under 40 stalled connections: %r after %.3f s\n" % (status, waited))
+    check(status == 200 and waited < 2, "/api/state under 40 stalled connections: %r after %.2f s" % (status, waited))
+    # Many overlapping ranges in one request: one range, or a refusal, never a multiplied body.
+    ranges = ",".join("%d-%d" % (i, (1 << 20) - 1) for i in range(0, 1 << 20, 1 << 14))
+    status, _, data = server.request("GET", "/media/0?token=" + server.token, token=False,
+                                     headers={"Range": "bytes=" + ranges})
+    sys.stderr.write("stall: /media with %d overlapping ranges: HTTP %d, %d bytes\n"
+                     % (ranges.count(",") + 1, status, len(data)))
+    check(len(data) <= (1 << 20) + 4096, "/media with 64 overlapping ranges: %d bytes" % len(data))
+    thread.join(8)
+    sys.stderr.write("stall: a head sent a byte every 0.25 s: closed after %r s\n" % trickle["closed"])
+    check(trickle["closed"] is not None and trickle["closed"] < 4,
+          "a head trickled a byte at a time was not cut off: %r" % trickle["closed"])
+    start = time.time()
+    server.proc.send_signal(signal.SIGTERM)
+    try:
+        code = server.proc.wait(2)
+    except subprocess.TimeoutExpired:
+        code = None
+    waited = time.time() - start
+    sys.stderr.write("stall: SIGTERM under 40 stalled connections: exit %r after %.3f s\n" % (code, waited))
+    for s in held:
+        s.close()
+    check(code == 0, "SIGTERM under 40 stalled connections: not stopped within 2 s")
+
+
 def main():
     global LTT, DATA, WORK, SHOTS
     case, LTT, DATA, WORK = sys.argv[1:5]
@@ -821,6 +884,7 @@ def main():
          "world-browser": case_world_browser, "journal-edits": case_journal_edits,
          "replaced-inputs": case_replaced_inputs, "journal-faults": case_journal_faults,
          "token-file": case_token_file, "undo-after-write": case_undo_after_write,
+         "stall": case_stall,
          "security": case_security}[case]()
     finally:
         for server in list(SERVERS):
