@@ -245,6 +245,10 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
   std::mutex lock;
   server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
     secure_headers(res);
+    // A Range header means something for --media only: the library would cut any reply to it
+    // (an answer's JSON to its last bytes, with status 200). The request is the library's own
+    // non-const object, handed here as const.
+    if (!req.path.starts_with("/media/")) const_cast<httplib::Request&>(req).ranges.clear();
     const std::string host = req.get_header_value("Host");
     if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) {
       send_json(res, refuse(403, cat("Host ", in_quotes(host), " is not this server's")));

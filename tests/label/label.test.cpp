@@ -114,6 +114,12 @@ TEST_SUITE("label") {
     CHECK(r.code == 0);
   }
 
+  TEST_CASE("label: 3000 seeded random requests: no 5xx, and the journal replays to the state") {
+    const Result r = session("fuzz");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
   TEST_CASE("label: token, Host, traversal, body size, unasked episodes, bind address") {
     const Result r = session("security");
     INFO(r.err);

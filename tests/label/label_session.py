@@ -8,7 +8,7 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
 
 CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security,
 journal-edits, replaced-inputs, journal-faults, token-file,
-undo-after-write, stall.
+undo-after-write, stall, fuzz.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -870,6 +870,118 @@ def case_stall():
     check(code == 0, "SIGTERM under 40 stalled connections: not stopped within 2 s")
 
 
+def raw_request(port, data, timeout=5):
+    """Sends bytes as they are; the status of the reply (None if the server closed without
+    one) and its body."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    reply = b""
+    try:
+        try:  # the server may answer and close before it has read everything
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    except ConnectionResetError:
+        pass
+    finally:
+        s.close()
+    head, _, body = reply.partition(b"\r\n\r\n")
+    parts = head.split(b" ", 2)
+    return (int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None), body
+
+
+def case_fuzz():
+    """Seeded random requests (methods, paths, headers, bodies, some of them well-formed answers
+    and undos) against a live session: never a 5xx, the server alive, and the journal replays
+    to the state the server reports. LTT_LABEL_FUZZ_REQUESTS (default 3000) and
+    LTT_LABEL_FUZZ_SEED (default 1) size and seed it."""
+    import random
+    count = int(os.environ.get("LTT_LABEL_FUZZ_REQUESTS", "3000"))
+    seed = int(os.environ.get("LTT_LABEL_FUZZ_SEED", "1"))
+    rng = random.Random(seed)
+    a = os.path.join(WORK, "a")
+    media = os.path.join(WORK, "media")
+    os.makedirs(media)
+    server = Server(pool_args() + ["--media", "../media"], a)
+    port, token = server.port, server.token
+    for i in range(150):  # a rendering for every other episode
+        if i % 2 == 0:
+            with open(os.path.join(media, "ep-%03d.png" % i), "wb") as f:
+                f.write(b"\x89PNG\r\n\x1a\n" + bytes(rng.randrange(256) for _ in range(3000)))
+    words = ["over", "within", "Over", "tie", "a", "", "unsafe", 1, None, [], {}]
+    paths = ["/", "/api/state", "/api/answer", "/api/undo", "/api/finish", "/media/0", "/media/1",
+             "/media/9", "/page.js", "/page.css", "/index.html", "/api/", "/api/state/x",
+             "/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/media/../token", "/" + "a" * 3000,
+             "/api/answer?x=%00", "/?token=" + token, "/page.js?token=" + token,
+             "/media/0?token=" + token, "*", "http://evil.example/"]
+    item = server.state()["item"]
+    served = {}
+    for n in range(count):
+        method = rng.choice(["GET", "POST", "POST", "POST", "PUT", "DELETE", "HEAD", "OPTIONS",
+                             "PATCH", "BREW", "get", ""])
+        path = rng.choice(paths)
+        headers = []
+        if rng.random() < 0.75:
+            headers.append(("Host", "127.0.0.1:%d" % port))
+        elif rng.random() < 0.8:
+            headers.append(("Host", rng.choice(["localhost:%d" % port, "evil.example", "",
+                                                "127.0.0.1:%d" % (port + 1)])))
+        if rng.random() < 0.9:
+            headers.append(("X-LTT-Token", token if rng.random() < 0.9 else token[:-1] + "0"))
+        if rng.random() < 0.1:
+            headers.append(("Range", rng.choice(["bytes=0-10", "bytes=5-", "bytes=-3",
+                                                 "bytes=0-1,1-2,2-3", "bytes=x", "bytes=99999999-"])))
+        if rng.random() < 0.05:
+            headers.append(("X-" + "h" * rng.randrange(1, 50), "v" * rng.randrange(0, 9000)))
+        kind = rng.random()
+        if kind < 0.35 and item:  # an answer, mostly for the item asked for
+            body = json.dumps({"item": item["id"] if rng.random() < 0.8 else "ep-%03d" % rng.randrange(160),
+                               "answer": rng.choice(words)}).encode()
+            method, path = "POST", "/api/answer"
+        elif kind < 0.45:
+            body = json.dumps({"item": rng.choice([item["id"] if item else "x", "ep-000", 3, None])}).encode()
+            method, path = "POST", "/api/undo"
+        elif kind < 0.7:
+            body = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 200)))
+        elif kind < 0.75:
+            body = b"{" + b" " * rng.randrange(4000, 9000) + b"}"
+        else:
+            body = json.dumps(rng.choice([{}, [], 1, "x", {"item": []}, {"answer": "over"},
+                                          {"item": {"a": 1}, "answer": "within"}])).encode()
+        data = b"%s %s HTTP/1.1\r\n" % (method.encode(), path.encode())
+        if rng.random() < 0.03:
+            data = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
+        for k, v in headers:
+            data += b"%s: %s\r\n" % (k.encode(), v.encode())
+        if rng.random() < 0.95:
+            data += b"Content-Length: %d\r\n" % len(body)
+        data += b"Connection: close\r\n\r\n" + body
+        status, reply = raw_request(port, data)
+        served[status] = served.get(status, 0) + 1
+        check(status is None or status < 500,
+              "request %d (seed %d): HTTP %r for %r: %r" % (n, seed, status, data[:200], reply[:200]))
+        check(server.proc.poll() is None, "request %d (seed %d): the server died" % (n, seed))
+        if status == 200 and path in ("/api/answer", "/api/undo"):
+            try:
+                item = json.loads(reply)["state"]["item"]
+            except ValueError:
+                fail("request %d: %r\nreply %r" % (n, data[:300], reply[:300]))
+    sys.stderr.write("fuzz: %d requests, seed %d, replies %r\n" % (count, seed, served))
+    reported = server.state()
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+    server = Server(pool_args() + ["--media", "../media"], a)
+    resumed = server.state()
+    for key in ("labels_used", "item", "last", "written", "can_undo", "stopped"):
+        check(resumed[key] == reported[key], "resumed %s %r, reported %r" % (key, resumed[key], reported[key]))
+    check(server.stop() == 0, "nonzero exit after SIGTERM")
+
+
 def main():
     global LTT, DATA, WORK, SHOTS
     case, LTT, DATA, WORK = sys.argv[1:5]
@@ -884,7 +996,7 @@ def main():
          "world-browser": case_world_browser, "journal-edits": case_journal_edits,
          "replaced-inputs": case_replaced_inputs, "journal-faults": case_journal_faults,
          "token-file": case_token_file, "undo-after-write": case_undo_after_write,
-         "stall": case_stall,
+         "stall": case_stall, "fuzz": case_fuzz,
          "security": case_security}[case]()
     finally:
         for server in list(SERVERS):
