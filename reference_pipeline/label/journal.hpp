@@ -123,11 +123,15 @@ class Journal {
     const std::filesystem::path temporary = file_.string() + ".new";
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     const std::string text = header_line + "\n";
-    const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
-                                   static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-    const std::string reason = std::strerror(errno);
+    bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
+                             static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+    std::string reason = ok ? "" : std::strerror(errno);
     if (fd >= 0) ::close(fd);
-    if (!ok || ::rename(temporary.c_str(), file_.c_str()) != 0) {
+    if (ok && ::rename(temporary.c_str(), file_.c_str()) != 0) {
+      ok = false;
+      reason = std::strerror(errno);
+    }
+    if (!ok) {
       std::error_code ec;
       std::filesystem::remove(temporary, ec);
       throw BadInput(cat("--out: cannot write ", in_quotes(file_.string()), ": ", reason));
