@@ -114,6 +114,22 @@ def case_replaced_inputs():
     with h5py.File(data, "r+") as f:
         f["costs"][:] = np.asarray(f["costs"])[::-1]
     ls.refused(args, c, ["--dataset", "'../data.hdf5' changed"], "compare: a replaced --dataset")
+    # A dataset stored as a directory of .npy files: one file changed in place is seen.
+    npy = os.path.join(ls.WORK, "npy")
+    os.makedirs(npy)
+    with h5py.File(original, "r") as f:
+        for key in ("observations", "next_observations", "actions", "rewards", "costs",
+                    "terminals", "timeouts"):
+            np.save(os.path.join(npy, key + ".npy"), f[key][()])
+    d = os.path.join(ls.WORK, "d")
+    args = ["compare", "--dataset", "../npy", "--out", "out", "--pairs", "4", "--seed", "3"]
+    server = ls.Server(args, d)
+    ls.check(server.answer("1", "b")[0] == 200, "compare on .npy files: the first answer")
+    ls.check(server.stop() == 0, "nonzero exit after SIGTERM")
+    rewards = np.load(os.path.join(npy, "rewards.npy"))
+    rewards[3] += 1
+    np.save(os.path.join(npy, "rewards.npy"), rewards)
+    ls.refused(args, d, ["--dataset", "'../npy' changed"], "compare: a .npy file of --dataset changed")
 
 
 def fault_env(control):
