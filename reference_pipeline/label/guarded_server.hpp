@@ -88,7 +88,10 @@ class DeadlineStream final : public httplib::Stream {
   }
   ssize_t read(char* ptr, std::size_t size) override {
     if (begin_ == end_) {
-      if (!wait_until(sock_, POLLIN, deadline_, stopping_)) return -1;
+      if (!wait_until(sock_, POLLIN, deadline_, stopping_)) {
+        expired_ = true;
+        return -1;
+      }
       ssize_t n;
       do n = ::recv(sock_, buffer_, sizeof buffer_, 0);
       while (n < 0 && errno == EINTR);
@@ -115,6 +118,9 @@ class DeadlineStream final : public httplib::Stream {
     socket_address(sock_, false, ip, port);
   }
   socket_t socket() const override { return sock_; }
+  // A read ran into the deadline: the library answers 400 for a head cut short and would wait
+  // for the next request on this connection; it is closed instead.
+  bool expired() const { return expired_; }
 
  private:
   int sock_;
@@ -122,6 +128,7 @@ class DeadlineStream final : public httplib::Stream {
   const Stopping& stopping_;
   char buffer_[4096];
   std::size_t begin_ = 0, end_ = 0;
+  bool expired_ = false;
 };
 
 class GuardedServer final : public httplib::Server {
@@ -147,7 +154,7 @@ class GuardedServer final : public httplib::Server {
       if (!wait_until(sock, POLLIN, Clock::now() + idle_deadline, stopping)) break;
       DeadlineStream stream(sock, Clock::now() + request_deadline, stopping);
       bool closed = false;
-      ok = process_request(stream, count == 1, closed, nullptr) && !closed;
+      ok = process_request(stream, count == 1, closed, nullptr) && !closed && !stream.expired();
     }
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);

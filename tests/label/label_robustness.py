@@ -328,6 +328,17 @@ def case_stall():
                      % (ranges.count(",") + 1, status, len(data)))
     ls.check(len(data) <= (1 << 20) + 4096, "/media with 64 overlapping ranges: %d bytes" % len(data))
     thread.join(8)
+    # By now (2.5 s) the half-sent heads are past their deadline: answered and closed, not kept
+    # waiting for a next request.
+    held[0].settimeout(1.5)
+    closed = False
+    try:
+        while held[0].recv(4096):
+            pass
+        closed = True
+    except OSError:
+        pass
+    ls.check(closed, "a connection whose head ran past its deadline was kept open")
     sys.stderr.write("stall: a head sent a byte every 0.25 s: closed after %r s\n" % trickle["closed"])
     ls.check(trickle["closed"] is not None and trickle["closed"] < 4,
           "a head trickled a byte at a time was not cut off: %r" % trickle["closed"])
