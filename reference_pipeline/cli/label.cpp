@@ -30,6 +30,7 @@
 #include "certification_flags.hpp"
 #include "compare_session.hpp"
 #include "episode_view.hpp"
+#include "input_digest.hpp"
 #include "journal.hpp"
 #include "scoring_settings.hpp"
 #include "server.hpp"
@@ -49,10 +50,17 @@ const std::vector<Flag>& page_flags() {
        "directory of the session: its journal (resumed when it exists) and the files written",
        {}, true},
       {"host", FlagKind::text,
-       "address to listen on; anything but loopback lets other machines in (a warning says so)",
+       "address to listen on; anything but loopback needs --allow-host (other machines get in, "
+       "the token travels in plain HTTP)",
        "127.0.0.1"},
+      {"allow-host", FlagKind::paths,
+       "names the other browsers use in the URL (a host name, an address): the Host headers "
+       "accepted besides the bound address; the URL printed uses the first"},
       {"port", FlagKind::count, "port to listen on; 0 picks a free one (the URL says which)", "0",
        false, 65535, "a TCP port"},
+      {"new-token", FlagKind::boolean,
+       "replace DIR/token by a new one (a token that leaked, or a token file others can read); "
+       "a page open on the old URL stops working"},
       {"media", FlagKind::text,
        "directory of the team's own renderings, shown instead of the plots: <id>.png|.mp4|.webm "
        "(segments <id>_<start>.*)"},
@@ -166,6 +174,21 @@ label::ServerOptions server_options(const Arguments& args, const fs::path& out,
   label::ServerOptions s;
   s.host = args.text("host");
   s.port = static_cast<int>(args.count("port"));
+  if (args.has("allow-host"))
+    for (const std::string& name : args.texts("allow-host")) {
+      const bool v6 = name.size() > 2 && name.front() == '[' && name.back() == ']' &&
+                      name.find_first_not_of("0123456789abcdefABCDEF:.", 1) == name.size() - 1;
+      if (!v6 && (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+                                      std::string::npos))
+        throw BadInput(cat("--allow-host: ", in_quotes(name),
+                           " is not a host name or address (an IPv6 address in brackets)"));
+      s.allow_hosts.push_back(name);
+    }
+  if (!label::is_loopback(s.host) && s.allow_hosts.empty())
+    throw BadInput(cat("--host: ", in_quotes(s.host),
+                       " is not a loopback address: give --allow-host NAME, the name the other "
+                       "browsers use in the URL (the token then travels in plain HTTP)"));
   if (args.has("media")) {
     s.media = args.text("media");
     std::error_code ec;
@@ -173,6 +196,7 @@ label::ServerOptions server_options(const Arguments& args, const fs::path& out,
       throw BadInput(cat("--media: ", in_quotes(s.media->string()), " is not a directory"));
   }
   s.token_file = out / "token";
+  s.new_token = args.flag("new-token");
   s.what = std::move(what);
   return s;
 }
@@ -203,7 +227,7 @@ int run_budget(const Invocation& call, const Arguments& args) {
   // The files of DIR, named as `ltt certify --sequential` is given them.
   in.labels_file = (out / "labels.csv").string();
   in.certificate_file = (out / "certificate.json").string();
-  std::vector<OutputName> names{{"journal.jsonl"}, {"token"}, {"labels.csv"},
+  std::vector<OutputName> names{{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"token.new"}, {"labels.csv"},
                                 {"certificate.json"}};
   if (in.dataset_file && in.dataset_store == data::DsrlStore::hdf5) {
     in.selection_file = (out / "selection.hdf5").string();
@@ -233,21 +257,27 @@ int run_budget(const Invocation& call, const Arguments& args) {
   }
 
   create_session_directory(out);
-  // The settings that fix the walk's order: a journal of other settings is not resumed.
-  const nlohmann::json header{{"ltt_label", "budget"},
-                              {"pool", in.pool_file ? *in.pool_file : ""},
-                              {"dataset", in.dataset_file ? *in.dataset_file : ""},
-                              {"scores", in.scores_file ? *in.scores_file : ""},
-                              {"seed", in.seed},
-                              {"stop", request.stop},
-                              {"n", request.options.label_cap},
-                              {"order", curation::label_order_name(request.options.order)},
-                              {"alpha", request.options.alpha},
-                              {"delta", request.options.delta},
-                              {"grid", request.options.quantiles},
-                              {"refusal_rate", request.options.refusal_rate},
-                              {"min_selection", request.options.minimum_selection}};
-  label::Journal journal(out / "journal.jsonl", header);
+  // The inputs (by content) and settings that fix the walk's order: a journal of others is not
+  // resumed.
+  nlohmann::json files = nlohmann::json::array();
+  with_status(call, "hashing the inputs", [&] {
+    for (const auto& [flag, file] : input_files(read)) files.push_back(label::input_record(flag, file));
+    return 0;
+  });
+  const nlohmann::json header{
+      {"ltt_label", "budget"},
+      {"inputs", files},
+      {"settings",
+       {{"seed", in.seed},
+        {"stop", request.stop},
+        {"n", request.options.label_cap},
+        {"order", curation::label_order_name(request.options.order)},
+        {"alpha", request.options.alpha},
+        {"delta", request.options.delta},
+        {"grid", request.options.quantiles},
+        {"refusal_rate", request.options.refusal_rate},
+        {"min_selection", request.options.minimum_selection}}}};
+  label::Journal journal(out / "journal.jsonl", header, {"over", "within"});
   label::BudgetSession session(inputs, in, request, view ? &*view : nullptr, journal);
   if (!journal.replayed().empty())
     call.err << "ltt label budget: resumed " << out.string() << " after "
@@ -264,7 +294,7 @@ int run_compare(const Invocation& call, const Arguments& args) {
   const std::int64_t count = args.count("pairs"), H = args.count("segment");
   if (count < 1) throw BadInput("--pairs: 0 must be at least 1");
   if (H < 1) throw BadInput("--segment: 0 must be at least 1");
-  check_output_directory(out, {{"journal.jsonl"}, {"token"}, {"pairs.csv"}},
+  check_output_directory(out, {{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"token.new"}, {"pairs.csv"}},
                          {{"dataset", dataset_file}});
   const label::ServerOptions server = server_options(args, out, "segment comparisons");
 
@@ -298,12 +328,13 @@ int run_compare(const Invocation& call, const Arguments& args) {
   });
 
   create_session_directory(out);
-  const nlohmann::json header{{"ltt_label", "compare"},
-                              {"dataset", dataset_file},
-                              {"pairs", count},
-                              {"segment", H},
-                              {"seed", args.count("seed")}};
-  label::Journal journal(out / "journal.jsonl", header);
+  const nlohmann::json header{
+      {"ltt_label", "compare"},
+      {"inputs", nlohmann::json::array({with_status(call, "hashing the dataset", [&] {
+         return label::input_record("dataset", dataset_file);
+       })})},
+      {"settings", {{"pairs", count}, {"segment", H}, {"seed", args.count("seed")}}}};
+  label::Journal journal(out / "journal.jsonl", header, {"a", "b", "tie"});
   label::CompareSession session(dataset, label::shown_pairs(drawn, options.seed ^ side_stream), H,
                                 view, out, journal);
   label::serve(session, server, std::cout, call.err);

@@ -37,7 +37,7 @@ class BudgetSession final : public Session {
       : inputs_(inputs), in_(std::move(in)), request_(std::move(request)), view_(view),
         journal_(journal) {
     restart();
-    for (const nlohmann::json& record : journal.replayed()) replay(record);
+    for (const JournalRecord& record : journal.replayed()) replay(record);
   }
 
   nlohmann::json state() const override {
@@ -54,7 +54,8 @@ class BudgetSession final : public Session {
                      {"certified_depth", depth},
                      {"selection_size", c.selection_size},
                      {"stopped", run_->stopped()},
-                     {"written", written_}};
+                     {"written", written_},
+                     {"can_undo", can_undo()}};
     if (depth < c.grid_size) {
       s["step_tested"] = depth + 1;
       s["p_anytime"] = c.steps[static_cast<std::size_t>(depth)].p_anytime;
@@ -111,6 +112,7 @@ class BudgetSession final : public Session {
     if (!item) return refuse(400, "an undo is {\"item\": the id of the last answer}");
     if (answers_.empty() || inputs_.pool.id_of(answers_.back().first) != *item)
       return refuse(409, certification::cat("episode ", *item, " is not the last answer: nothing undone"));
+    if (!can_undo()) return refuse(409, undo_after_writing(files_hold_));
     journal_.append({{"undo", *item}});
     take_back();
     return {200, {{"undone", *item}}};
@@ -128,6 +130,7 @@ class BudgetSession final : public Session {
                                  result.json_text, certification::record_csv(*run_, inputs_.pool));
     journal_.append({{"written", run_->labels_used()}});
     written_ = true;
+    files_hold_ = run_->labels_used();
     nlohmann::json files = nlohmann::json::array({*in_.labels_file, *in_.certificate_file});
     if (in_.selection_file) files.push_back(*in_.selection_file);
     return {200, {{"written", files}}};
@@ -157,21 +160,44 @@ class BudgetSession final : public Session {
     written_ = false;
   }
 
-  // A record as answer() and undo() append it; value() since a record may lack a key.
-  void replay(const nlohmann::json& record) {
-    if (record.contains("answer")) {
-      const auto next = run_->next();
-      if (!next || inputs_.pool.id_of(*next) != record.value("item", std::string()))
-        throw certification::BadInput("--out: the journal's answers do not follow the walk's order of these "
-                            "inputs; give another --out");
-      add(record.value("answer", std::string()) == "over");
-    } else if (record.contains("undo")) {
-      if (answers_.empty()) throw certification::BadInput("--out: the journal undoes an answer it lacks");
-      take_back();
-    } else if (record.contains("written")) {
-      written_ = true;
+  // A record as answer() and undo() append it, read strictly (journal_record.hpp); here the
+  // order is checked: an answer for the episode the walk asks for, an undo of the last answer.
+  void replay(const JournalRecord& record) {
+    using certification::BadInput;
+    using certification::cat;
+    using certification::in_quotes;
+    const std::string at = journal_.place(record);
+    switch (record.kind) {
+      case RecordKind::answer: {
+        const auto next = run_->next();
+        if (!next)
+          throw BadInput(cat(at, "field 'item' = ", in_quotes(record.item),
+                             ": the walk had stopped, no episode was asked for"));
+        if (inputs_.pool.id_of(*next) != record.item)
+          throw BadInput(cat(at, "field 'item' = ", in_quotes(record.item), " is not ",
+                             in_quotes(inputs_.pool.id_of(*next)),
+                             ", the episode the walk of these inputs asks for; give another --out"));
+        add(record.word == "over");
+        break;
+      }
+      case RecordKind::undo:
+        if (answers_.empty() || inputs_.pool.id_of(answers_.back().first) != record.item)
+          throw BadInput(cat(at, "field 'undo' = ", in_quotes(record.item),
+                             " is not the last answer's item"));
+        if (!can_undo()) throw BadInput(cat(at, "an undo after ", undo_after_writing(files_hold_)));
+        take_back();
+        break;
+      case RecordKind::written:
+        if (record.written != static_cast<std::int64_t>(answers_.size()))
+          throw BadInput(cat(at, "field 'written' = ", std::to_string(record.written), " after ",
+                             std::to_string(answers_.size()), " answers"));
+        written_ = true;
+        files_hold_ = record.written;
+        break;
     }
   }
+
+  bool can_undo() const { return static_cast<std::int64_t>(answers_.size()) > files_hold_; }
 
   std::string verdict(const curation::SequentialCertificate& c) const {
     const std::int64_t depth = c.certified ? *c.certified_step + 1 : 0;
@@ -190,6 +216,7 @@ class BudgetSession final : public Session {
   std::optional<certification::SequentialRun> run_;
   std::vector<std::pair<std::int64_t, bool>> answers_;  // pool position, over the budget
   bool written_ = false;
+  std::int64_t files_hold_ = 0;  // answers the files written hold (0: none written)
 };
 
 }  // namespace ltt::label

@@ -55,20 +55,35 @@ class CompareSession final : public Session {
                  const EpisodeView& view, std::filesystem::path out, Journal& journal)
       : dataset_(dataset), pairs_(std::move(pairs)), H_(H), view_(view), out_(std::move(out)),
         journal_(journal) {
-    // Each record as answer() and undo() append it; value() since a record may lack a key.
-    for (const nlohmann::json& record : journal.replayed()) {
-      if (record.contains("answer")) {
-        const std::string answer = record.value("answer", std::string());
-        if (done() || record.value("item", std::string()) != item_id(answers_.size()) ||
-            (answer != "a" && answer != "b" && answer != "tie"))
-          throw certification::BadInput("--out: the journal's answers do not follow these pairs; give "
-                              "another --out");
-        answers_.push_back(answer);
-      } else if (record.contains("undo")) {
-        if (answers_.empty()) throw certification::BadInput("--out: the journal undoes an answer it lacks");
-        answers_.pop_back();
-      } else if (record.contains("written")) {
-        written_ = true;
+    // Each record as answer() and undo() append it, read strictly (journal_record.hpp); here
+    // the order is checked: an answer for the pair asked for, an undo of the last answer.
+    using certification::BadInput;
+    using certification::cat;
+    for (const JournalRecord& record : journal.replayed()) {
+      const std::string at = journal.place(record);
+      switch (record.kind) {
+        case RecordKind::answer:
+          if (done() || record.item != item_id(answers_.size()))
+            throw BadInput(cat(at, "field 'item' = ", certification::in_quotes(record.item),
+                               " is not the pair asked for (",
+                               done() ? "none: every pair is judged" : item_id(answers_.size()),
+                               "); give another --out"));
+          answers_.push_back(record.word);
+          break;
+        case RecordKind::undo:
+          if (answers_.empty() || record.item != item_id(answers_.size() - 1))
+            throw BadInput(cat(at, "field 'undo' = ", certification::in_quotes(record.item),
+                               " is not the last answer's item"));
+          if (!can_undo()) throw BadInput(cat(at, "an undo after ", undo_after_writing(files_hold_)));
+          answers_.pop_back();
+          break;
+        case RecordKind::written:
+          if (record.written != answered())
+            throw BadInput(cat(at, "field 'written' = ", std::to_string(record.written), " after ",
+                               std::to_string(answered()), " answers"));
+          written_ = true;
+          files_hold_ = record.written;
+          break;
       }
     }
   }
@@ -85,7 +100,8 @@ class CompareSession final : public Session {
                      {"b_safer", b},
                      {"cannot_tell", tie},
                      {"stopped", done()},
-                     {"written", written_}};
+                     {"written", written_},
+                     {"can_undo", can_undo()}};
     s["verdict"] = done() ? "every pair judged: write pairs.csv"
                           : certification::cat(std::to_string(pairs_.size() - answers_.size()),
                                      " pairs to go");
@@ -126,6 +142,7 @@ class CompareSession final : public Session {
     if (!item) return refuse(400, "an undo is {\"item\": the id of the last answer}");
     if (answers_.empty() || *item != item_id(answers_.size() - 1))
       return refuse(409, "that pair is not the last answer: nothing undone");
+    if (!can_undo()) return refuse(409, undo_after_writing(files_hold_));
     journal_.append({{"undo", *item}});
     answers_.pop_back();
     written_ = false;
@@ -151,6 +168,7 @@ class CompareSession final : public Session {
                                         }}});
     journal_.append({{"written", answered()}});
     written_ = true;
+    files_hold_ = answered();
     return {200, {{"written", {(out_ / "pairs.csv").string()}}, {"pairs", decided}}};
   }
 
@@ -167,6 +185,7 @@ class CompareSession final : public Session {
   }
   std::int64_t answered() const { return static_cast<std::int64_t>(answers_.size()); }
   bool done() const { return answers_.size() == pairs_.size(); }
+  bool can_undo() const { return answered() > files_hold_; }
 
   nlohmann::json side(const curation::Segment& s) const {
     const data::Episode& e = dataset_.episodes[static_cast<std::size_t>(s.trajectory)];
@@ -181,6 +200,7 @@ class CompareSession final : public Session {
   Journal& journal_;
   std::vector<std::string> answers_;  // "a", "b" or "tie", pair by pair
   bool written_ = false;
+  std::int64_t files_hold_ = 0;  // answers the pairs.csv written holds (0: none written)
 };
 
 }  // namespace ltt::label

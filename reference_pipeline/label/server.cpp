@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <mutex>
@@ -26,6 +27,8 @@
 #include <certification/bad_input.hpp>
 #include <certification/format.hpp>
 
+#include "guarded_server.hpp"
+#include "journal.hpp"
 #include "page_assets.hpp"
 
 namespace ltt::label {
@@ -51,28 +54,59 @@ std::string new_token() {
   return token;
 }
 
-// The session's token: DIR/token when a previous run left one (readable by its owner only),
-// else a new one written there.
-std::string session_token(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (std::filesystem::exists(file, ec)) {
-    std::ifstream in(file);
-    std::string token;
-    std::getline(in, token);
-    if (token.size() == 48 && token.find_first_not_of("0123456789abcdef") == std::string::npos)
-      return token;
-  }
+// A new token in DIR/token: written to a temporary made 0600, synced, renamed over the old.
+std::string replace_token(const std::filesystem::path& file) {
   const std::string token = new_token();
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const std::filesystem::path temporary = file.string() + ".new";
+  ::unlink(temporary.c_str());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
-    throw BadInput(cat("--out: cannot write ", in_quotes(file.string()), ": ",
+    throw BadInput(cat("--out: cannot write ", in_quotes(temporary.string()), ": ",
                        std::strerror(errno)));
   const std::string line = token + "\n";
-  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  ::fsync(fd);
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+                       ::fsync(fd) == 0;
   ::close(fd);
-  if (!written) throw BadInput(cat("--out: cannot write ", in_quotes(file.string())));
+  if (!written || ::rename(temporary.c_str(), file.c_str()) != 0) {
+    ::unlink(temporary.c_str());
+    throw BadInput(cat("--out: cannot write ", in_quotes(file.string())));
+  }
   return token;
+}
+
+// The session's token: DIR/token when a previous run left one, else (or with --new-token) a
+// new one written there. An existing file must be a regular file of this user that nobody else
+// may read or write (0600, as it is created): the token is the only key to the session.
+std::string session_token(const std::filesystem::path& file, bool rotate) {
+  if (rotate) return replace_token(file);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return replace_token(file);
+  if (fd < 0)
+    throw BadInput(cat("--out: cannot read ", in_quotes(file.string()), ": ", std::strerror(errno),
+                       errno == ELOOP ? " (a symbolic link)" : "",
+                       "; remove it, or give --new-token to replace it"));
+  struct stat st {};
+  std::string problem;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    problem = "is not a regular file";
+  else if (st.st_uid != ::geteuid())
+    problem = cat("is owned by user ", std::to_string(st.st_uid), ", not by this one");
+  else if ((st.st_mode & 0077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    problem = cat("has mode ", mode, ": others may read or change the session's key (it is made 0600)");
+  }
+  std::string token(49, '\0');
+  const ssize_t n = problem.empty() ? ::read(fd, token.data(), token.size()) : 0;
+  ::close(fd);
+  if (!problem.empty())
+    throw BadInput(cat("--out: ", in_quotes(file.string()), " ", problem,
+                       "; give --new-token to replace it (the old URL stops working)"));
+  token.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (!token.empty() && token.back() == '\n') token.pop_back();
+  if (token.size() == 48 && token.find_first_not_of("0123456789abcdef") == std::string::npos)
+    return token;
+  return replace_token(file);
 }
 
 // Compares in time independent of where the strings first differ.
@@ -187,8 +221,8 @@ bool is_loopback(std::string_view host) {
 }
 
 void serve(Session& session, const ServerOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string token = session_token(options.token_file);
-  httplib::Server server;
+  const std::string token = session_token(options.token_file, options.new_token);
+  GuardedServer server;
   server.set_payload_max_length(body_limit);
   SignalStop signal_stop(server);
 
@@ -200,14 +234,21 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
   if (port < 0)
     throw BadInput(cat("--host/--port: cannot listen on ", url_host(options.host), ":",
                        std::to_string(options.port), " (address in use or not this machine's)"));
+  server.widen_backlog();
 
   // The Host header a browser sends for the URL printed below (and its localhost spelling).
   std::vector<std::string> hosts{cat(url_host(options.host), ":", std::to_string(port))};
   if (is_loopback(options.host)) hosts.push_back(cat("localhost:", std::to_string(port)));
+  for (const std::string& name : options.allow_hosts)
+    hosts.push_back(cat(name, ":", std::to_string(port)));
 
   std::mutex lock;
   server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
     secure_headers(res);
+    // A Range header means something for --media only: the library would cut any reply to it
+    // (an answer's JSON to its last bytes, with status 200). The request is the library's own
+    // non-const object, handed here as const.
+    if (!req.path.starts_with("/media/")) const_cast<httplib::Request&>(req).ranges.clear();
     const std::string host = req.get_header_value("Host");
     if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) {
       send_json(res, refuse(403, cat("Host ", in_quotes(host), " is not this server's")));
@@ -248,6 +289,18 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
     const std::lock_guard guard(lock);
     send_json(res, {200, state()});
   });
+  // A session's act, its reply with the new state when accepted; 503 when the journal could not
+  // take the record (the session is as it was, journal.hpp).
+  const auto recorded = [&](const auto& act) {
+    Reply reply;
+    try {
+      reply = act();
+    } catch (const NotRecorded& e) {
+      return refuse(503, e.what());
+    }
+    if (reply.status == 200) reply.body["state"] = state();
+    return reply;
+  };
   // The POST routes: a JSON object in, the reply and (when accepted) the new state out.
   const auto post = [&](const char* path, Reply (Session::*act)(const nlohmann::json&)) {
     server.Post(path, [&, act](const httplib::Request& req, httplib::Response& res) {
@@ -255,18 +308,14 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
       if (body.is_discarded() || !body.is_object())
         return send_json(res, refuse(400, "the body is not a JSON object"));
       const std::lock_guard guard(lock);
-      Reply reply = (session.*act)(body);
-      if (reply.status == 200) reply.body["state"] = state();
-      send_json(res, reply);
+      send_json(res, recorded([&] { return (session.*act)(body); }));
     });
   };
   post("/api/answer", &Session::answer);
   post("/api/undo", &Session::undo);
   server.Post("/api/finish", [&](const httplib::Request&, httplib::Response& res) {
     const std::lock_guard guard(lock);
-    Reply reply = session.finish();
-    if (reply.status == 200) reply.body["state"] = state();
-    send_json(res, reply);
+    send_json(res, recorded([&] { return session.finish(); }));
   });
   server.Get(R"(/media/(\d))", [&](const httplib::Request& req, httplib::Response& res) {
     std::optional<std::filesystem::path> file;
@@ -277,6 +326,10 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
       if (options.media && panel < names.size()) file = media_file(*options.media, names[panel]);
     }
     if (!file) return send_json(res, refuse(404, "no --media file for this panel"));
+    // One range at most: the library would build a multipart body holding every range asked
+    // for, so many overlapping ranges would multiply the file in memory.
+    if (req.ranges.size() > 1)
+      return send_json(res, refuse(416, "one byte range at most"));
     std::ifstream in(*file, std::ios::binary);
     std::ostringstream bytes;
     bytes << in.rdbuf();
@@ -297,8 +350,11 @@ void serve(Session& session, const ServerOptions& options, std::ostream& out, st
 
   if (!is_loopback(options.host))
     err << "ltt label: warning: --host " << options.host
-        << " is not a loopback address: anyone who can reach it and sees the URL can answer\n";
-  out << "http://" << url_host(options.host) << ":" << port << "/?token=" << token << std::endl;
+        << " is not a loopback address: other machines can reach the page, and the token "
+           "travels in plain HTTP (anyone who watches the network can answer)\n";
+  const std::string shown =
+      options.allow_hosts.empty() ? url_host(options.host) : options.allow_hosts.front();
+  out << "http://" << shown << ":" << port << "/?token=" << token << std::endl;
   err << "ltt label: " << options.what << " at the URL above; Ctrl-C (or SIGTERM) stops, "
       << "every answer is already on disk" << std::endl;
   server.listen_after_bind();

@@ -13,6 +13,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "session.hpp"
 
@@ -21,9 +22,13 @@ namespace ltt::label {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: any free port (the URL says which)
+  // Host names besides the bound address that requests may name (--allow-host); the URL
+  // printed uses the first. A non-loopback --host needs one (cli/label.cpp).
+  std::vector<std::string> allow_hosts;
   std::optional<std::filesystem::path> media;
   // DIR/token: kept across restarts, so a page left open reconnects to a resumed session.
   std::filesystem::path token_file;
+  bool new_token = false;  // replace DIR/token (a leaked token, or one others could read)
   std::string what;  // "budget labels" or "segment comparisons", for the status line
 };
 

@@ -5,6 +5,7 @@
 // limits); a session owns the state, the journal, and the files it writes. Calls come one at a
 // time (the server holds a lock around them).
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,15 @@ inline std::optional<std::string> read_item(const nlohmann::json& request) {
   return request["item"].get<std::string>();
 }
 
+// Why an undo is refused once the session's files are written: they hold the answer it would
+// take back, and would then describe an answer the journal says was undone (docs/label.md,
+// "Nothing lost"). Answers given after the files were written can be undone.
+inline std::string undo_after_writing(std::int64_t written) {
+  return "the files written hold the answers up to " + std::to_string(written) +
+         ": an undo would leave them describing an answer taken back (begin another --out to "
+         "change them)";
+}
+
 class Session {
  public:
   virtual ~Session() = default;
@@ -50,7 +60,8 @@ class Session {
   // {"item": ID, "answer": ...}: recorded (journal first) when ID is the item the session
   // asks for now; 409 for any other item, 400 for a malformed answer.
   virtual Reply answer(const nlohmann::json& request) = 0;
-  // {"item": ID}: takes back the last answer when ID names its item; 409 otherwise.
+  // {"item": ID}: takes back the last answer when ID names its item and the files written do
+  // not hold it; 409 otherwise.
   virtual Reply undo(const nlohmann::json& request) = 0;
   // Writes the session's files into DIR when it may (409 while it may not).
   virtual Reply finish() = 0;

@@ -31,7 +31,7 @@ std::filesystem::path label_data() {
 Result session(const std::string& name) {
   const auto work = scratch_dir() / "work";
   std::filesystem::create_directories(work);
-  return shell(std::string("timeout 120 '") + LTT_PYTHON3 + "' '" LTT_LABEL_TEST_SCRIPTS
+  return shell(std::string("LTT_FAULT_SHIM='" LTT_FAULT_SHIM "' timeout 120 '") + LTT_PYTHON3 + "' '" LTT_LABEL_TEST_SCRIPTS
                "/label_session.py' " + name + " '" LTT_PROGRAM "' '" + label_data().string() +
                "' '" + work.string() + "' '" LTT_LABEL_SCREENSHOTS "'");
 }
@@ -74,6 +74,48 @@ TEST_SUITE("label") {
 
   TEST_CASE("label budget: SIGKILL after 10 answers, resumed where the walk was") {
     const Result r = session("kill-resume");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
+  TEST_CASE("label: a journal edited by hand is refused naming the line and the field") {
+    const Result r = session("journal-edits");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
+  TEST_CASE("label: an input replaced at the same path, or a setting changed, is refused") {
+    const Result r = session("replaced-inputs");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
+  TEST_CASE("label: a failed write or fsync leaves a journal that replays; cut or edited files refused") {
+    const Result r = session("journal-faults");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
+  TEST_CASE("label: the token file is 0600; one others can read is refused; --new-token") {
+    const Result r = session("token-file");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
+  TEST_CASE("label: after the files are written, an undo of an answer they hold is refused") {
+    const Result r = session("undo-after-write");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
+  TEST_CASE("label: 40 stalled connections delay neither an answer nor SIGTERM; one range") {
+    const Result r = session("stall");
+    INFO(r.err);
+    CHECK(r.code == 0);
+  }
+
+  TEST_CASE("label: 3000 seeded random requests: no 5xx, and the journal replays to the state") {
+    const Result r = session("fuzz");
     INFO(r.err);
     CHECK(r.code == 0);
   }

@@ -6,7 +6,9 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
 
     label_session.py CASE LTT DATA_DIR WORK_DIR [SCREENSHOT_DIR]
 
-CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security.
+CASE: budget-browser, compare-browser, reconnect-browser, world-browser, kill-resume, security,
+and label_robustness.py's journal-edits, replaced-inputs, journal-faults, token-file,
+undo-after-write, stall, fuzz.
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -41,12 +43,13 @@ def check(condition, message):
 class Server:
     """`ltt label ...` started in cwd; url, port and token from the one line it prints."""
 
-    def __init__(self, args, cwd):
+    def __init__(self, args, cwd, env=None):
         os.makedirs(cwd, exist_ok=True)
         self.err_path = os.path.join(cwd, "server-%d.err" % len(SERVERS))
         self.err = open(self.err_path, "w")
         self.proc = subprocess.Popen([LTT, "label"] + args, cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=self.err, stdin=subprocess.DEVNULL)
+                                     stderr=self.err, stdin=subprocess.DEVNULL,
+                                     env=dict(os.environ, **(env or {})))
         SERVERS.append(self)
         ready, _, _ = select.select([self.proc.stdout], [], [], 20)
         line = self.proc.stdout.readline().decode() if ready else ""
@@ -62,8 +65,8 @@ class Server:
         with open(self.err_path) as f:
             return f.read()
 
-    def request(self, method, path, body=None, headers=None, token=True, host=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+    def request(self, method, path, body=None, headers=None, token=True, host=None, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         h = {"Host": host or "127.0.0.1:%d" % self.port}
         if token:
             h["X-LTT-Token"] = self.token
@@ -107,6 +110,23 @@ def run_ltt(args, cwd):
     r = subprocess.run([LTT] + args, cwd=cwd, capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, "ltt %s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr))
     return r.stdout
+
+
+def refused(args, cwd, parts, what):
+    """`ltt label ARGS` exits 2 within 10 s with one line of stderr holding every part."""
+    proc = subprocess.Popen([LTT, "label"] + args, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        fail("%s: ltt label served instead of exiting 2: %s" % (what, out.strip()))
+    check(proc.returncode == 2, "%s: exit %d, not 2: %s" % (what, proc.returncode, err))
+    check(err.count("\n") == 1 and err.endswith("\n"), "%s: not one line: %r" % (what, err))
+    for part in parts:
+        check(part in err, "%s: %r is not in the message %r" % (what, part, err))
+    return err
 
 
 def truth():
@@ -519,10 +539,23 @@ def case_security():
     check(status == 200 and data.startswith(b"\x89PNG"), "the --media file: HTTP %d" % status)
     check(server.state()["media"] == ["image/png"], "state's media: %r" % server.state()["media"])
     check(server.stop() == 0, "nonzero exit after SIGTERM")
-    # Another address needs --host and is warned about.
-    wide = Server(pool_args() + ["--host", "0.0.0.0"], os.path.join(WORK, "wide"))
-    check("warning" in wide.stderr() and "not a loopback" in wide.stderr(),
+    # Another address needs --host and --allow-host, the names the remote browsers use, and is
+    # warned about; without --allow-host it is refused (it would bind every interface and
+    # answer 403 to every remote browser).
+    wide_dir = os.path.join(WORK, "wide")
+    os.makedirs(wide_dir)
+    refused(pool_args() + ["--host", "0.0.0.0"], wide_dir, ["--host", "--allow-host"],
+            "--host 0.0.0.0 without --allow-host")
+    refused(pool_args() + ["--host", "0.0.0.0", "--allow-host", "a/b"], wide_dir,
+            ["--allow-host", "'a/b'"], "--allow-host a/b")
+    wide = Server(pool_args() + ["--host", "0.0.0.0", "--allow-host", "labbox.example",
+                                 "10.1.2.3"], wide_dir)
+    check("warning" in wide.stderr() and "plain HTTP" in wide.stderr(),
           "no warning for --host 0.0.0.0: " + wide.stderr())
+    check(wide.url.startswith("http://labbox.example:%d/?token=" % wide.port), "URL " + wide.url)
+    for host, expected in (("labbox.example", 200), ("10.1.2.3", 200), ("evil.example", 403)):
+        status = wide.request("GET", "/api/state", host="%s:%d" % (host, wide.port))[0]
+        check(status == expected, "Host %s: HTTP %d, expected %d" % (host, status, expected))
     check(wide.stop() == 0, "nonzero exit after SIGTERM")
 
 
@@ -535,10 +568,13 @@ def main():
     for name in os.listdir(DATA):
         shutil.copy(os.path.join(DATA, name), WORK)
     try:
-        {"budget-browser": case_budget_browser, "compare-browser": case_compare_browser,
-         "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
-         "world-browser": case_world_browser,
-         "security": case_security}[case]()
+        sys.modules.setdefault("label_session", sys.modules[__name__])  # one module, one state
+        import label_robustness
+        cases = {"budget-browser": case_budget_browser, "compare-browser": case_compare_browser,
+                 "reconnect-browser": case_reconnect_browser, "kill-resume": case_kill_resume,
+                 "world-browser": case_world_browser, "security": case_security}
+        cases.update(label_robustness.CASES)
+        cases[case]()
     finally:
         for server in list(SERVERS):
             server.proc.kill()

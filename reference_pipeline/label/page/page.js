@@ -256,7 +256,7 @@ function render(s) {
     $('item-title').textContent = budget ? 'Nothing more to label' : 'Every pair is judged';
   }
   const undo = button('Undo the last answer', 'u', '', undoLast);
-  undo.disabled = !s.last;
+  undo.disabled = !s.can_undo;
   answers.append(undo);
   $('scrub').hidden = steps < 2;
   $('slider').max = Math.max(0, steps - 1);
