@@ -7,5 +7,6 @@
 #include <ltt/fixed_sequence.hpp>
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
+#include <ltt/several_budgets.hpp>
 #include <ltt/sequential_pvalue.hpp>
 #include <ltt/stratified_sequential_pvalue.hpp>
