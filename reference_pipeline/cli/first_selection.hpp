@@ -61,7 +61,11 @@ inline std::vector<Flag> first_selection_flags(CountLimit N, CountLimit N1, cons
        true,
        N1.maximum,
        N1.reason},
-      {"U1", FlagKind::count, "unsafe trajectories in S_1", {}, true},
+      {"U1", FlagKind::text,
+       "unsafe trajectories in S_1; with --budgets one count per budget, comma-separated "
+       "(those over each budget, tightest first)",
+       {},
+       true},
       asked,
       {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
       {"delta", FlagKind::open_unit, "risk level", "0.1"},
@@ -70,12 +74,34 @@ inline std::vector<Flag> first_selection_flags(CountLimit N, CountLimit N1, cons
   return flags;
 }
 
-// The question as the flags give it, N1 <= N and U1 <= N1 checked.
+// --U1's counts (comma-separated with --budgets), each read as a --count flag is and at most
+// --N1.
+inline std::vector<std::int64_t> read_U1_counts(const Arguments& args) {
+  std::vector<std::int64_t> counts;
+  const std::string& text = args.text("U1");
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', from);
+    const std::string_view item = std::string_view(text).substr(
+        from, comma == std::string::npos ? std::string_view::npos : comma - from);
+    const std::int64_t U1 = detail::read_count("U1", item);
+    if (U1 > args.count("N1"))
+      throw BadInput(cat("--U1: ", std::to_string(U1), " must not exceed --N1 = ",
+                         std::to_string(args.count("N1"))));
+    counts.push_back(U1);
+    if (comma == std::string::npos) return counts;
+    from = comma + 1;
+  }
+}
+
+// The question as the flags give it, N1 <= N and U1 <= N1 checked; one budget.
 inline FirstSelectionQuestion read_first_selection(const Arguments& args) {
   require_not_above(args, "N1", "N");
-  require_not_above(args, "U1", "N1");
-  return {args.count("N"), args.count("N1"), args.count("U1"), args.real("alpha"),
-          args.real("delta")};
+  const std::vector<std::int64_t> U1 = read_U1_counts(args);
+  if (U1.size() != 1)
+    throw BadInput(cat("--U1: ", std::to_string(U1.size()),
+                       " counts given; one, unless --budgets names several budgets (ltt rate)"));
+  return {args.count("N"), args.count("N1"), U1[0], args.real("alpha"), args.real("delta")};
 }
 
 struct FirstSelection {
