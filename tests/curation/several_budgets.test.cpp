@@ -21,7 +21,8 @@
 
 namespace cur = ltt::curation;
 
-namespace {
+// Named, not anonymous: unit_tests is a unity build (batches of 8 files).
+namespace several_budgets_test {
 
 void check_same_step(const cur::CertificateStep& a, const cur::CertificateStep& b) {
   CHECK(a.quantile == b.quantile);
@@ -81,7 +82,6 @@ CostPool noisy_pool(std::int64_t N, std::uint64_t seed) {
   return p;
 }
 
-}  // namespace
 
 TEST_CASE("cost_bands: bands, the one-bit calibration of each budget, and label files") {
   const std::vector<double> budgets{20.0, 40.0, 80.0};
@@ -257,3 +257,5 @@ TEST_CASE("several_budgets: one threshold walks on max_k p_jk; one per budget at
   check_throws_naming([&] { ltt::budget_levels(ltt::BudgetProcedure::one_threshold, 0.1, 0); },
                       "budgets");
 }
+
+}  // namespace several_budgets_test

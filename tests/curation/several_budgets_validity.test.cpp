@@ -45,7 +45,8 @@
 
 namespace cur = ltt::curation;
 
-namespace {
+// Named, not anonymous: unit_tests is a unity build (batches of 8 files).
+namespace several_budgets_validity_test {
 
 constexpr double delta = 0.1;
 constexpr std::int64_t N = 1000, n = 200;
@@ -215,7 +216,6 @@ std::string rate(std::int64_t x, std::int64_t draws) {
          std::to_string(ltt::clopper_pearson_upper(x, draws, 0.05)) + ")";
 }
 
-}  // namespace
 
 TEST_CASE("several budgets: simultaneous false certification at most delta (Monte Carlo)") {
   constexpr std::int64_t full_draws = 4000;
@@ -259,3 +259,5 @@ TEST_CASE("several budgets: simultaneous false certification at most delta (Mont
   CHECK(ltt_test::rate_above(worst_one, draws, full_draws, delta / 3));
   CHECK(ltt_test::rate_above(worst_each, draws, full_draws, delta / 3 / 3));
 }
+
+}  // namespace several_budgets_validity_test

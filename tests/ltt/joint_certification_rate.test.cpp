@@ -27,7 +27,8 @@
 #include "../support/monte_carlo.hpp"
 #include "../support/throws.hpp"
 
-namespace {
+// Named, not anonymous: unit_tests is a unity build (batches of 8 files).
+namespace joint_certification_rate_test {
 
 // The pool: N trajectories, the first N1 the first selection, band[i] of each.
 struct SmallPool {
@@ -73,7 +74,6 @@ std::vector<std::int64_t> first_step_counts(const SmallPool& p) {
   return U;
 }
 
-}  // namespace
 
 TEST_CASE("joint_certification_rate: exact rationals by enumerating every draw") {
   // Bands of the first selection and the rest; alphas and levels per budget. Levels up to 0.5
@@ -198,3 +198,5 @@ TEST_CASE("joint_certification_rate: refusals name the parameter") {
       [&] { ltt::joint_certification_rate(100, 20, std::vector<std::int64_t>{5, 3}, 101, a2, l2); },
       "n");
 }
+
+}  // namespace joint_certification_rate_test
