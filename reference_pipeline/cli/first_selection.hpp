@@ -16,10 +16,12 @@
 
 #include <ltt/certification_rate.hpp>
 #include <ltt/pvalue.hpp>
+#include <ltt/several_budgets.hpp>
 
 #include <certification/format.hpp>
 
 #include "arguments.hpp"
+#include "budget_flags.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {
@@ -92,6 +94,39 @@ inline std::vector<std::int64_t> read_U1_counts(const Arguments& args) {
     if (comma == std::string::npos) return counts;
     from = comma + 1;
   }
+}
+
+// The question at several budgets (--budgets): the counts over each budget, non-increasing,
+// each budget's alpha and the level its test runs at.
+struct BudgetsQuestion {
+  std::int64_t N = 0, N1 = 0;
+  double delta = 0.1;
+  std::vector<double> budgets, alphas, levels;
+  std::vector<std::int64_t> U1;
+  ltt::BudgetProcedure procedure = ltt::BudgetProcedure::one_threshold;
+};
+
+inline BudgetsQuestion read_budgets_question(const Arguments& args) {
+  require_not_above(args, "N1", "N");
+  BudgetsQuestion q;
+  q.budgets = read_budgets(args);
+  q.alphas = read_alphas(args, q.budgets.size());
+  q.procedure = read_procedure(args);
+  q.U1 = read_U1_counts(args);
+  if (q.U1.size() != q.budgets.size())
+    throw BadInput(cat("--U1: ", std::to_string(q.U1.size()), " counts for ",
+                       std::to_string(q.budgets.size()), " budgets (one count per budget)"));
+  for (std::size_t k = 1; k < q.U1.size(); ++k)
+    if (q.U1[k] > q.U1[k - 1])
+      throw BadInput(cat("--U1: ", std::to_string(q.U1[k]), " over budget ",
+                         shortest(q.budgets[k]), " exceeds ", std::to_string(q.U1[k - 1]),
+                         " over the tighter budget ", shortest(q.budgets[k - 1]),
+                         " (a trajectory over a looser budget is over every tighter one)"));
+  q.N = args.count("N");
+  q.N1 = args.count("N1");
+  q.delta = args.real("delta");
+  q.levels = ltt::budget_levels(q.procedure, q.delta, static_cast<std::int64_t>(q.budgets.size()));
+  return q;
 }
 
 // The question as the flags give it, N1 <= N and U1 <= N1 checked; one budget.

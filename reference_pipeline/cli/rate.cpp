@@ -15,7 +15,6 @@
 
 #include <certification/format.hpp>
 
-#include "budget_flags.hpp"
 #include "first_selection.hpp"
 #include "subcommand.hpp"
 
@@ -59,24 +58,14 @@ void write_rate_json(std::ostream& out, const FirstSelectionQuestion& q, std::in
 
 // --budgets: the joint rate, and each budget's own rate at its level.
 int run_several_budgets(const Invocation& call, const Arguments& args, std::int64_t n) {
-  require_not_above(args, "N1", "N");
-  const std::vector<double> budgets = read_budgets(args);
-  const std::vector<double> alphas = read_alphas(args, budgets.size());
-  const ltt::BudgetProcedure procedure = read_procedure(args);
-  const std::vector<std::int64_t> U1 = read_U1_counts(args);
-  if (U1.size() != budgets.size())
-    throw BadInput(cat("--U1: ", std::to_string(U1.size()), " counts for ",
-                       std::to_string(budgets.size()), " budgets (one count per budget)"));
-  for (std::size_t k = 1; k < U1.size(); ++k)
-    if (U1[k] > U1[k - 1])
-      throw BadInput(cat("--U1: ", std::to_string(U1[k]), " over budget ", shortest(budgets[k]),
-                         " exceeds ", std::to_string(U1[k - 1]), " over the tighter budget ",
-                         shortest(budgets[k - 1]),
-                         " (a trajectory over a looser budget is over every tighter one)"));
-  const std::int64_t N = args.count("N"), N1 = args.count("N1");
-  const double delta = args.real("delta");
-  const std::vector<double> levels =
-      ltt::budget_levels(procedure, delta, static_cast<std::int64_t>(budgets.size()));
+  const BudgetsQuestion q = read_budgets_question(args);
+  const std::int64_t N = q.N, N1 = q.N1;
+  const double delta = q.delta;
+  const std::vector<double>& budgets = q.budgets;
+  const std::vector<double>& alphas = q.alphas;
+  const std::vector<double>& levels = q.levels;
+  const std::vector<std::int64_t>& U1 = q.U1;
+  const ltt::BudgetProcedure procedure = q.procedure;
   const double rate = ltt::joint_certification_rate(N, N1, U1, n, alphas, levels);
   std::vector<double> own;
   std::vector<FirstSelection> first;
