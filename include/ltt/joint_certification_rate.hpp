@@ -28,11 +28,13 @@
 #include <ltt/detail/check.hpp>
 #include <ltt/detail/critical_path.hpp>
 #include <ltt/hypergeometric.hpp>
+#include <ltt/pvalue.hpp>
 #include <ltt/several_budgets.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -149,6 +151,30 @@ inline double joint_certification_rate(std::int64_t N, std::int64_t N1,
     sum += static_cast<long double>(window.mass[i]) * detail::joint_first_step(V, m, a);
   }
   return std::clamp(static_cast<double>(sum), 0.0, 1.0);
+}
+
+// The label budget at several budgets: the smallest n with joint_certification_rate >= target,
+// by evaluating every n from 0 up (the rate is a sawtooth in n, as with one budget, so a
+// bisection could step over the first n that reaches the target). It stops at the answer:
+// when no budget's first selection is a true null the rate is 1 at n = N (every p_1k is 0),
+// so the scan ends by N; when one is (U1_k >= floor(alpha_k N1) + 1), the joint rate is at
+// most that budget's own, at most levels[k], and a target above it is refused at once
+// (std::nullopt) as label_budget refuses it. Work: the answer times one rate.
+inline std::optional<std::int64_t> joint_label_budget(std::int64_t N, std::int64_t N1,
+                                                      std::span<const std::int64_t> U1,
+                                                      std::span<const double> alphas,
+                                                      std::span<const double> levels,
+                                                      double target_rate) {
+  constexpr std::string_view fn = "ltt::joint_label_budget";
+  if (!(target_rate >= 0.0 && target_rate <= 1.0))
+    detail::invalid(fn, "target_rate", detail::show(target_rate), "must lie in [0, 1]");
+  (void)joint_certification_rate(N, N1, U1, 0, alphas, levels);  // checks every argument
+  if (target_rate == 0.0) return 0;
+  for (std::size_t k = 0; k < U1.size(); ++k)
+    if (U1[k] >= null_boundary(N1, alphas[k]) && target_rate > levels[k]) return std::nullopt;
+  for (std::int64_t n = 0; n <= N; ++n)
+    if (joint_certification_rate(N, N1, U1, n, alphas, levels) >= target_rate) return n;
+  return std::nullopt;
 }
 
 // The rate of a procedure: one threshold certifies (every budget at once); one threshold per

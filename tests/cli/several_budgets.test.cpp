@@ -205,3 +205,37 @@ TEST_CASE("ltt certify --budgets: bad input exits 2 with one line naming what is
   refused_budgets_input(base + costs + "--alphas 0.2,0.2", "--alphas");
   refused_budgets_input(base + "--budgets 20,40", "--labels");
 }
+
+namespace several_budgets_cli_budget_test {
+
+TEST_CASE("ltt budget --budgets: the library's joint label budget, refusals in one line") {
+  const std::vector<std::int64_t> U1{70, 30, 8};
+  const std::vector<double> alphas(3, 0.25);
+  for (const auto& [name, procedure] :
+       {std::pair{"one-threshold", ltt::BudgetProcedure::one_threshold},
+        std::pair{"per-budget", ltt::BudgetProcedure::one_threshold_per_budget}}) {
+    const Result r = run_ltt(std::string("budget --N 3000 --N1 451 --U1 70,30,8 --target 0.8 ") +
+                             "--budgets 20,40,80 --json --procedure " + name);
+    REQUIRE(r.code == 0);
+    const auto json = json_object(r.out);
+    const std::vector<double> levels = ltt::budget_levels(procedure, 0.1, 3);
+    const auto n = ltt::joint_label_budget(3000, 451, U1, alphas, levels, 0.8);
+    REQUIRE(n.has_value());
+    CHECK(json.at("budget") == std::to_string(*n));
+    CHECK(number(json.at("rate_at_budget")) ==
+          ltt::joint_certification_rate(3000, 451, U1, *n, alphas, levels));
+  }
+  const Result none = run_ltt("budget --N 3000 --N1 451 --U1 120,30,8 --target 0.8 --budgets "
+                              "20,40,80 --json");
+  REQUIRE(none.code == 0);
+  CHECK(json_object(none.out).at("budget") == "null");
+  const std::string base = "budget --N 3000 --N1 451 --target 0.8 ";
+  refused_budgets_input(base + "--U1 70,30,8 --budgets 20,40,80 --curve", "--curve");
+  refused_budgets_input(base + "--U1 70,30 --budgets 20,40,80", "--U1");
+  refused_budgets_input(base + "--U1 70,80,8 --budgets 20,40,80", "--U1");
+  refused_budgets_input("budget --N 2000000 --N1 451 --target 0.8 --U1 70,30 --budgets 20,40",
+                        "--N");
+  refused_budgets_input(base + "--U1 70 --procedure per-budget", "--procedure");
+}
+
+}  // namespace several_budgets_cli_budget_test

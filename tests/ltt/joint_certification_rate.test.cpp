@@ -174,6 +174,32 @@ TEST_CASE("joint_certification_rate: against resampling the procedures (Monte Ca
   }
 }
 
+TEST_CASE("joint_label_budget: one budget is label_budget; several, the first n of the scan") {
+  // One budget: the same n as the single-budget search (a different algorithm).
+  for (const std::int64_t U1 : {0, 20, 40, 60, 75, 76})
+    for (const double target : {0.05, 0.5, 0.9, 0.99}) {
+      const std::vector<std::int64_t> U{U1};
+      const std::vector<double> alpha{0.25}, level{0.1};
+      CAPTURE(U1);
+      CAPTURE(target);
+      CHECK(ltt::joint_label_budget(2000, 300, U, alpha, level, target) ==
+            ltt::label_budget(2000, 300, U1, 0.25, 0.1, target));
+    }
+  // Three budgets: the answer reaches the target and n - 1 does not (the scan's first n);
+  // a true null refuses a target above its level.
+  const std::vector<std::int64_t> U{40, 20, 5};
+  const std::vector<double> alphas{0.25, 0.15, 0.05}, levels(3, 0.1);
+  const auto n = ltt::joint_label_budget(2000, 300, U, alphas, levels, 0.8);
+  REQUIRE(n.has_value());
+  CHECK(ltt::joint_certification_rate(2000, 300, U, *n, alphas, levels) >= 0.8);
+  for (std::int64_t m = 0; m < *n; ++m)
+    CHECK(ltt::joint_certification_rate(2000, 300, U, m, alphas, levels) < 0.8);
+  const std::vector<std::int64_t> null_U{40, 20, 16};  // 16 >= floor(0.05 * 300) + 1
+  CHECK_FALSE(ltt::joint_label_budget(2000, 300, null_U, alphas, levels, 0.2).has_value());
+  ltt_test::check_throws_naming(
+      [&] { ltt::joint_label_budget(2000, 300, U, alphas, levels, 1.5); }, "target_rate");
+}
+
 TEST_CASE("joint_certification_rate: refusals name the parameter") {
   using ltt_test::check_throws_naming;
   const std::vector<double> a2{0.25, 0.25}, l2{0.1, 0.1};
