@@ -8,12 +8,16 @@
 //   certify_budgets         the selection at every budget, and each certified budget's triple
 //   write_budgets_json      one object: procedure, levels, joint p-values, one certificate per
 //                           budget (every number of its walk), output and inputs
+//   write_budgets_summary   the same for a human reader, a line per budget
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -34,6 +38,11 @@
 #include "table_reader.hpp"
 
 namespace ltt::certification {
+
+// --procedure's spelling of a procedure.
+inline std::string_view procedure_label(ltt::BudgetProcedure procedure) {
+  return procedure == ltt::BudgetProcedure::one_threshold ? "one-threshold" : "per-budget";
+}
 
 struct BudgetsRequest {
   std::vector<double> budgets;  // ascending
@@ -134,7 +143,8 @@ inline BudgetsCertification certify_budgets(const PoolFile& pool,
 
 inline void write_budgets_json(JsonWriter& json, const BudgetsCertification& b,
                                const BudgetsRequest& request, const Inputs& in,
-                               const data::DsrlPool* dataset, std::int64_t written_size) {
+                               const data::DsrlPool* dataset, std::int64_t written_size,
+                               const std::function<void(JsonWriter&)>& more_fields = {}) {
   const cur::SeveralBudgetsSelection& r = b.result;
   json.begin_object()
       .field("procedure", ltt::budget_procedure_name(r.procedure))
@@ -165,7 +175,32 @@ inline void write_budgets_json(JsonWriter& json, const BudgetsCertification& b,
   json.field("min_selection", request.options.minimum_selection)
       .field("drop_unsafe_calibration", request.options.drop_unsafe_calibration);
   json.end_object();
+  if (more_fields) more_fields(json);
   json.end_object();
+}
+
+inline void write_budgets_summary(std::ostream& out, const BudgetsCertification& b,
+                                  const BudgetsRequest& request, const Inputs& in) {
+  const cur::SeveralBudgetsSelection& r = b.result;
+  bool all = true;
+  for (const auto& s : r.budgets) all = all && s.certificate.certified;
+  out << (all ? "every budget certified" : "not every budget certified") << " ("
+      << procedure_label(r.procedure) << ", delta = " << shortest(r.delta) << ", "
+      << r.budgets.front().certificate.calibration_size << " labels)\n";
+  for (std::size_t k = 0; k < r.budgets.size(); ++k) {
+    const cur::Certificate& c = r.budgets[k].certificate;
+    out << "  budget " << shortest(request.budgets[k]) << " (alpha " << shortest(c.alpha)
+        << ", level " << shortest(r.levels[k]) << "): ";
+    if (c.certified)
+      out << "certified at quantile " << shortest(c.quantile) << ", threshold "
+          << shortest(c.threshold) << ", " << c.selection_size << " selected\n";
+    else
+      out << "not certified; uncertified fallback of " << c.selection_size << " (quantile "
+          << brief(c.quantile) << ")\n";
+  }
+  if (in.selection_file)
+    out << "  wrote " << b.written.size() << " to " << *in.selection_file
+        << (all ? " (certified for every budget)\n" : " (the tightest budget's selection)\n");
 }
 
 }  // namespace ltt::certification

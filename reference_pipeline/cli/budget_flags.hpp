@@ -14,6 +14,8 @@
 #include <curation/cost_bands.hpp>
 #include <ltt/several_budgets.hpp>
 
+#include <certification/several_budgets_certification.hpp>
+
 #include "arguments.hpp"
 #include "curation_flags.hpp"
 
@@ -86,7 +88,7 @@ inline ltt::BudgetProcedure read_procedure(const Arguments& args) {
 }
 
 inline std::string_view procedure_flag_name(ltt::BudgetProcedure procedure) {
-  return procedure == ltt::BudgetProcedure::one_threshold ? "one-threshold" : "per-budget";
+  return certification::procedure_label(procedure);
 }
 
 // --alphas and --procedure mean nothing without --budgets.

@@ -169,30 +169,6 @@ BudgetsRequest read_budgets_request(const Arguments& args, Inputs& in) {
   return r;
 }
 
-void write_budgets_summary(std::ostream& out, const BudgetsCertification& b,
-                           const BudgetsRequest& request, const Inputs& in) {
-  const cur::SeveralBudgetsSelection& r = b.result;
-  bool all = true;
-  for (const auto& s : r.budgets) all = all && s.certificate.certified;
-  out << (all ? "every budget certified" : "not every budget certified") << " ("
-      << procedure_flag_name(r.procedure) << ", delta = " << shortest(r.delta) << ", "
-      << r.budgets.front().certificate.calibration_size << " labels)\n";
-  for (std::size_t k = 0; k < r.budgets.size(); ++k) {
-    const cur::Certificate& c = r.budgets[k].certificate;
-    out << "  budget " << shortest(request.budgets[k]) << " (alpha " << shortest(c.alpha)
-        << ", level " << shortest(r.levels[k]) << "): ";
-    if (c.certified)
-      out << "certified at quantile " << shortest(c.quantile) << ", threshold "
-          << shortest(c.threshold) << ", " << c.selection_size << " selected\n";
-    else
-      out << "not certified; uncertified fallback of " << c.selection_size << " (quantile "
-          << brief(c.quantile) << ")\n";
-  }
-  if (in.selection_file)
-    out << "  wrote " << b.written.size() << " to " << *in.selection_file
-        << (all ? " (certified for every budget)\n" : " (the tightest budget's selection)\n");
-}
-
 int run_budgets(const Invocation& call, const Arguments& args) {
   Inputs in;
   const BudgetsRequest request = read_budgets_request(args, in);
