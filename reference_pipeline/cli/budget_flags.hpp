@@ -91,6 +91,35 @@ inline std::string_view procedure_flag_name(ltt::BudgetProcedure procedure) {
   return certification::procedure_label(procedure);
 }
 
+// --labels (id,cost, id,band or, for one budget, id,unsafe) or --draw n (labeled from the
+// pool's costs against the budgets, so no --budget), --seed, and the options of the selection
+// at several budgets: --budgets, --alphas, --delta, --procedure, --grid, --min-selection,
+// --drop-unsafe-calibration. Shared by `ltt certify` and `ltt curate`.
+inline certification::BudgetsRequest read_budgets_labels_and_options(const Arguments& args,
+                                                                     certification::Inputs& in) {
+  if (args.given("budget"))
+    throw BadInput("--budget does not apply to --budgets (the labels are banded against them)");
+  if (args.has("labels") == args.has("draw"))
+    throw BadInput(args.has("labels") ? "--labels and --draw exclude each other"
+                                      : "missing --labels (or --draw)");
+  if (args.has("labels")) in.labels_file = args.text("labels");
+  if (args.has("draw")) {
+    in.draw = args.count("draw");
+    if (*in.draw < 1) throw BadInput("--draw: 0 must be at least 1");
+  }
+  in.seed = args.count("seed");
+  certification::BudgetsRequest r;
+  r.budgets = read_budgets(args);
+  curation::SeveralBudgetsOptions& o = r.options;
+  o.alphas = read_alphas(args, r.budgets.size());
+  o.delta = args.real("delta");
+  o.procedure = read_procedure(args);
+  o.quantiles = grid_quantiles(args.text("grid"));
+  o.minimum_selection = args.count("min-selection");
+  o.drop_unsafe_calibration = args.flag("drop-unsafe-calibration");
+  return r;
+}
+
 // --alphas and --procedure mean nothing without --budgets.
 inline void refuse_budget_flags_without_budgets(const Arguments& args) {
   for (const std::string_view flag : {"alphas", "procedure"})

@@ -138,28 +138,12 @@ int run_sequential(const Invocation& call, const Arguments& args, const Request&
 // --budgets: the request, every flag it does not take refused first.
 BudgetsRequest read_budgets_request(const Arguments& args, Inputs& in) {
   for (const std::string_view flag : {"sequential", "stop", "n", "interactive", "order", "record",
-                                      "refusal-rate", "gate", "kappa", "override-gate", "budget"})
+                                      "refusal-rate", "gate", "kappa", "override-gate"})
     if (args.given(flag)) throw BadInput(cat("--", flag, " does not apply to --budgets"));
   read_pool_flags(args, in);
-  if (args.has("labels") == args.has("draw"))
-    throw BadInput(args.has("labels") ? "--labels and --draw exclude each other"
-                                      : "missing --labels (or --draw)");
-  if (args.has("labels")) in.labels_file = args.text("labels");
-  if (args.has("draw")) {
-    in.draw = args.count("draw");
-    if (*in.draw < 1) throw BadInput("--draw: 0 must be at least 1");
-  }
-  in.seed = args.count("seed");
   read_state_value_flags(args, in);
-  BudgetsRequest r;
-  r.budgets = read_budgets(args);
-  cur::SeveralBudgetsOptions& o = r.options;
-  o.alphas = read_alphas(args, r.budgets.size());
-  o.delta = args.real("delta");
-  o.procedure = read_procedure(args);
-  o.quantiles = grid_quantiles(args.text("grid"));
-  o.minimum_selection = args.count("min-selection");
-  o.drop_unsafe_calibration = args.flag("drop-unsafe-calibration");
+  BudgetsRequest r = read_budgets_labels_and_options(args, in);
+  const cur::SeveralBudgetsOptions& o = r.options;
   if (o.procedure == ltt::BudgetProcedure::one_threshold_per_budget &&
       (args.has("selection") || args.has("transition-mask")))
     throw BadInput(cat("--", args.has("selection") ? "selection" : "transition-mask",
