@@ -26,6 +26,7 @@
 // single-budget rate agree to 1e-12: tests/ltt/joint_certification_rate.test.cpp.
 
 #include <ltt/detail/check.hpp>
+#include <ltt/certification_rate.hpp>
 #include <ltt/detail/critical_path.hpp>
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
@@ -154,12 +155,17 @@ inline double joint_certification_rate(std::int64_t N, std::int64_t N1,
 }
 
 // The label budget at several budgets: the smallest n with joint_certification_rate >= target,
-// by evaluating every n from 0 up (the rate is a sawtooth in n, as with one budget, so a
-// bisection could step over the first n that reaches the target). It stops at the answer:
+// by evaluating every n up from a proved start (the rate is a sawtooth in n, as with one
+// budget, so a bisection could step over the first n that reaches the target). The joint event
+// is contained in each budget's own, so below any budget's own label budget (label_budget at
+// its alpha and level) the joint rate misses the target: the scan starts at the largest of
+// them, and with equal alphas under one threshold that is the answer (up to the rates' last
+// bits: the joint event is then the tightest budget's own). It stops:
 // when no budget's first selection is a true null the rate is 1 at n = N (every p_1k is 0),
 // so the scan ends by N; when one is (U1_k >= floor(alpha_k N1) + 1), the joint rate is at
 // most that budget's own, at most levels[k], and a target above it is refused at once
-// (std::nullopt) as label_budget refuses it. Work: the answer times one rate.
+// (std::nullopt) as label_budget refuses it. Work: K label budgets, then one rate per n from
+// the start to the answer.
 inline std::optional<std::int64_t> joint_label_budget(std::int64_t N, std::int64_t N1,
                                                       std::span<const std::int64_t> U1,
                                                       std::span<const double> alphas,
@@ -172,7 +178,14 @@ inline std::optional<std::int64_t> joint_label_budget(std::int64_t N, std::int64
   if (target_rate == 0.0) return 0;
   for (std::size_t k = 0; k < U1.size(); ++k)
     if (U1[k] >= null_boundary(N1, alphas[k]) && target_rate > levels[k]) return std::nullopt;
-  for (std::int64_t n = 0; n <= N; ++n)
+  std::int64_t start = 0;
+  for (std::size_t k = 0; k < U1.size(); ++k) {
+    const std::optional<std::int64_t> own =
+        label_budget(N, N1, U1[k], alphas[k], levels[k], target_rate);
+    if (!own) return std::nullopt;  // that budget alone never reaches the target
+    start = std::max(start, *own);
+  }
+  for (std::int64_t n = start; n <= N; ++n)
     if (joint_certification_rate(N, N1, U1, n, alphas, levels) >= target_rate) return n;
   return std::nullopt;
 }

@@ -47,7 +47,8 @@ const Command& budget_command() {
       "(curve[n] = rate(n)).\n"
       "--budgets b1,b2,... with --U1 u1,u2,...: the smallest n at which every budget is\n"
       "certified from the same labels with probability >= --target (--procedure, --alphas as\n"
-      "for ltt rate), found by evaluating the joint rate at every n up to the answer.",
+      "for ltt rate), found by evaluating the joint rate at every n from the largest of the\n"
+      "budgets' own label budgets up to the answer.",
       flags};
   return command;
 }
