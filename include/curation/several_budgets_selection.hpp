@@ -153,9 +153,7 @@ inline SeveralBudgetsSelection several_budgets_selection(std::span<const double>
   }
 
   const ThresholdGrid grid = threshold_grid(scores, options.quantiles);
-  std::vector<CalibrationCounts> counts;
-  for (std::size_t k = 0; k < K; ++k)
-    counts.push_back(calibration_counts(grid, scores, calibrations[k]));
+  const std::vector<CalibrationCounts> counts = budget_calibration_counts(grid, scores, banded);
 
   if (options.procedure == ltt::BudgetProcedure::one_threshold) {
     OneThresholdWalk walk = one_threshold_walk(grid, counts, options.alphas, options.delta);
