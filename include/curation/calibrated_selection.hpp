@@ -39,6 +39,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ltt::curation {
@@ -188,22 +189,15 @@ inline std::vector<std::int64_t> drop_unsafe_calibration(std::span<const std::in
   return kept;
 }
 
-// The whole procedure on finite scores and a calibration sample from the same pool.
-inline CalibratedSelection calibrated_selection(std::span<const double> scores,
-                                                const Calibration& calibration,
-                                                const CalibratedSelectionOptions& options = {}) {
-  constexpr std::string_view fn = "ltt::curation::calibrated_selection";
-  ltt::detail::require_open_unit(fn, "alpha", options.alpha);
-  ltt::detail::require_open_unit(fn, "delta", options.delta);
-  ltt::detail::require_count(fn, "minimum_selection", options.minimum_selection);
-  detail::require_nonempty(fn, "scores", scores.size());
-  detail::require_finite(fn, "scores", scores);
+// The certificate around the steps a walk reached (composition_walk, or a walk whose decisions
+// another procedure made, several_budgets.hpp): the last rejected step is the certified
+// threshold; with none, the uncertified fallback. Then the selection at that threshold.
+inline CalibratedSelection selection_from_walk(std::span<const double> scores,
+                                               const ThresholdGrid& grid,
+                                               const Calibration& calibration,
+                                               std::vector<CertificateStep> steps,
+                                               const CalibratedSelectionOptions& options) {
   const std::int64_t N = detail::ssize(scores.size());
-  detail::check_calibration(fn, calibration, N);
-
-  const ThresholdGrid grid = threshold_grid(scores, options.quantiles);
-  const CalibrationCounts counts = calibration_counts(grid, scores, calibration);
-
   CalibratedSelection result;
   Certificate& c = result.certificate;
   c.alpha = options.alpha;
@@ -213,7 +207,7 @@ inline CalibratedSelection calibrated_selection(std::span<const double> scores,
   c.calibration_unsafe = calibration.unsafe_count();
   c.grid_size = grid.size();
   c.merged_quantiles = grid.merged_quantiles;
-  c.steps = composition_walk(grid, counts, options.alpha, options.delta);
+  c.steps = std::move(steps);
   for (std::size_t s = 0; s < c.steps.size() && c.steps[s].rejected; ++s)
     c.certified_step = detail::ssize(s);
   c.certified = c.certified_step.has_value();
@@ -239,6 +233,33 @@ inline CalibratedSelection calibrated_selection(std::span<const double> scores,
   }
   c.selection_size = detail::ssize(result.selected.size());
   return result;
+}
+
+namespace detail {
+
+inline void check_selection_inputs(std::string_view fn, std::span<const double> scores,
+                                   const Calibration& calibration,
+                                   const CalibratedSelectionOptions& options) {
+  ltt::detail::require_open_unit(fn, "alpha", options.alpha);
+  ltt::detail::require_open_unit(fn, "delta", options.delta);
+  ltt::detail::require_count(fn, "minimum_selection", options.minimum_selection);
+  require_nonempty(fn, "scores", scores.size());
+  require_finite(fn, "scores", scores);
+  check_calibration(fn, calibration, ssize(scores.size()));
+}
+
+}  // namespace detail
+
+// The whole procedure on finite scores and a calibration sample from the same pool.
+inline CalibratedSelection calibrated_selection(std::span<const double> scores,
+                                                const Calibration& calibration,
+                                                const CalibratedSelectionOptions& options = {}) {
+  detail::check_selection_inputs("ltt::curation::calibrated_selection", scores, calibration,
+                                 options);
+  const ThresholdGrid grid = threshold_grid(scores, options.quantiles);
+  const CalibrationCounts counts = calibration_counts(grid, scores, calibration);
+  return selection_from_walk(scores, grid, calibration,
+                             composition_walk(grid, counts, options.alpha, options.delta), options);
 }
 
 }  // namespace ltt::curation

@@ -5,6 +5,7 @@
 
 #include <curation/calibrated_selection.hpp>
 #include <curation/calibration.hpp>
+#include <curation/cost_bands.hpp>
 #include <curation/fields.hpp>
 #include <curation/label_order.hpp>
 #include <curation/mean_cost_certificate.hpp>
@@ -13,6 +14,7 @@
 #include <curation/reward_curation.hpp>
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
+#include <curation/several_budgets_selection.hpp>
 #include <curation/sequential_certificate.hpp>
 #include <curation/sequential_options.hpp>
 #include <curation/sequential_selection.hpp>

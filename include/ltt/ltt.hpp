@@ -6,6 +6,8 @@
 #include <ltt/fields.hpp>
 #include <ltt/fixed_sequence.hpp>
 #include <ltt/hypergeometric.hpp>
+#include <ltt/joint_certification_rate.hpp>
 #include <ltt/pvalue.hpp>
 #include <ltt/sequential_pvalue.hpp>
+#include <ltt/several_budgets.hpp>
 #include <ltt/stratified_sequential_pvalue.hpp>

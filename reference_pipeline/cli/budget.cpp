@@ -1,14 +1,17 @@
 // ltt budget: the label budget, the smallest n whose certification rate reaches a target
 // (ltt::label_budget), and with --curve the whole rate curve rate(n), n = 0..n_max
-// (ltt::certification_rate_curve).
+// (ltt::certification_rate_curve). With --budgets, the smallest n at which every budget is
+// certified with the target rate (ltt::joint_label_budget, docs/several-budgets.md).
 
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <ltt/certification_rate.hpp>
+#include <ltt/joint_certification_rate.hpp>
 
 #include <certification/format.hpp>
 
@@ -31,7 +34,8 @@ const Command& budget_command() {
         {},
         false,
         max_curve_points,
-        "the curve evaluates the rate at every n"}});
+        "the curve evaluates the rate at every n"},
+       budgets_flag, alphas_flag, procedure_flag});
   static const Command command{
       "budget",
       "The label budget: the smallest number n of calibration labels whose certification\n"
@@ -40,7 +44,11 @@ const Command& budget_command() {
       "miss (docs/certification_rate.md). With --curve, prints the rate curve\n"
       "rate(n), n = 0..n-max, as CSV with header n,rate instead of the summary; with --curve\n"
       "--json, the summary's JSON object with the curve added as the array \"curve\"\n"
-      "(curve[n] = rate(n)).",
+      "(curve[n] = rate(n)).\n"
+      "--budgets b1,b2,... with --U1 u1,u2,...: the smallest n at which every budget is\n"
+      "certified from the same labels with probability >= --target (--procedure, --alphas as\n"
+      "for ltt rate), found by evaluating the joint rate at every n from the largest of the\n"
+      "budgets' own label budgets up to the answer.",
       flags};
   return command;
 }
@@ -141,12 +149,81 @@ void write_budget_summary(std::ostream& out, const Request& r, const Budget& b) 
            " (see --curve)\n";
 }
 
+// --budgets: the joint label budget by a scan of every n, so N is capped.
+inline constexpr std::int64_t max_budgets_pool = std::int64_t{1} << 20;
+
+int run_several_budgets(const Invocation& call, const Arguments& args) {
+  for (const std::string_view flag : {"curve", "n-max"})
+    if (args.given(flag)) throw BadInput(cat("--", flag, " does not apply to --budgets"));
+  const BudgetsQuestion q = read_budgets_question(args);
+  if (q.N > max_budgets_pool)
+    throw BadInput(cat("--N: ", std::to_string(q.N), " exceeds the maximum ",
+                       std::to_string(max_budgets_pool),
+                       " with --budgets (the search evaluates the joint rate at every n)"));
+  const double target = args.real("target");
+  if (target > max_budget_target)
+    throw BadInput(cat("--target: ", shortest(target), " exceeds the maximum ",
+                       shortest(max_budget_target)));
+  const std::optional<std::int64_t> n =
+      with_status(call, cat("searching n = 0..", std::to_string(q.N), " for the budget"), [&] {
+        return ltt::joint_label_budget(q.N, q.N1, q.U1, q.alphas, q.levels, target);
+      });
+  std::optional<double> rate;
+  std::vector<double> own;
+  if (n) {
+    rate = ltt::joint_certification_rate(q.N, q.N1, q.U1, *n, q.alphas, q.levels);
+    for (std::size_t k = 0; k < q.U1.size(); ++k)
+      own.push_back(ltt::certification_rate(q.N, q.N1, q.U1[k], *n, q.alphas[k], q.levels[k]));
+  }
+  if (args.flag("json")) {
+    JsonWriter json(call.out);
+    json.begin_object()
+        .field("N", q.N)
+        .field("N1", q.N1)
+        .field("delta", q.delta)
+        .field("procedure", procedure_flag_name(q.procedure))
+        .field("target", target)
+        .field("budget", n)
+        .field("rate_at_budget", rate);
+    json.key("budgets").begin_array();
+    for (std::size_t k = 0; k < q.budgets.size(); ++k)
+      json.begin_object()
+          .field("budget", q.budgets[k])
+          .field("U1", q.U1[k])
+          .field("alpha", q.alphas[k])
+          .field("level", q.levels[k])
+          .field("null_boundary", ltt::null_boundary(q.N1, q.alphas[k]))
+          .field("rate_at_budget", n ? std::optional(own[k]) : std::nullopt)
+          .end_object();
+    json.end_array().end_object();
+    call.out << '\n';
+    return 0;
+  }
+  if (n)
+    call.out << "label budget n = " << *n << ": the smallest n at which every one of the "
+             << q.budgets.size() << " budgets is certified with rate >= " << shortest(target)
+             << " (rate(" << *n << ") = " << brief(*rate) << ", "
+             << procedure_flag_name(q.procedure) << ")\n";
+  else
+    call.out << "label budget: none: some budget's first selection is a true null, so the "
+                "rate stays at or below its level\n";
+  for (std::size_t k = 0; k < q.budgets.size(); ++k) {
+    call.out << "  budget " << shortest(q.budgets[k]) << ": U1 = " << q.U1[k]
+             << ", alpha = " << shortest(q.alphas[k]) << ", level " << shortest(q.levels[k]);
+    if (n) call.out << ", alone " << brief(own[k]);
+    call.out << "\n";
+  }
+  return 0;
+}
+
 }  // namespace budget_subcommand
 
 int run_budget(const Invocation& call) {
   using namespace budget_subcommand;
   const auto args = parse_or_help(budget_command(), call);
   if (!args) return 0;
+  if (args->has("budgets")) return run_several_budgets(call, *args);
+  refuse_budget_flags_without_budgets(*args);
   const Request r = read_request(*args);
   const Budget b = find_budget(call, r);
   if (args->flag("json")) {

@@ -29,6 +29,7 @@
 #include <certification/sequential_certification.hpp>
 
 #include "arguments.hpp"
+#include "budget_flags.hpp"
 #include "curation_flags.hpp"
 
 namespace ltt::cli {
@@ -85,6 +86,9 @@ inline constexpr Flag certify_flags[] = {
     {"interactive", FlagKind::boolean,
      "--sequential: ask for each next label on standard error, read 0 or 1 per line from "
      "standard input (after --labels, if given)"},
+    budgets_flag,
+    alphas_flag,
+    procedure_flag,
 };
 
 // --pool or --dataset, and --scores for a dataset.

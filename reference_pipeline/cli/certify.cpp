@@ -23,7 +23,9 @@
 #include <certification/pool_file.hpp>
 #include <certification/pool_inputs.hpp>
 #include <certification/sequential_certification.hpp>
+#include <certification/several_budgets_certification.hpp>
 
+#include "budget_flags.hpp"
 #include "certification_flags.hpp"
 #include "subcommand.hpp"
 
@@ -46,7 +48,11 @@ constexpr Command certify_command{
     "--sequential: the labels one at a time in the order `ltt draw --sequential --seed S`\n"
     "prints (--labels holds the first ones, --interactive asks for more on the terminal)\n"
     "until --stop fires or --n are used; says the certificate so far and the id to label\n"
-    "next, or after how many labels the walk stopped and with what certificate.",
+    "next, or after how many labels the walk stopped and with what certificate.\n"
+    "--budgets b1,b2,...: every budget certified from the same labels (CSV id,cost or id,band,\n"
+    "or --draw from the pool's cost column), with --procedure one-threshold (one selection,\n"
+    "each test at delta) or per-budget (a threshold per budget, each walk at delta / K);\n"
+    "the certificate has one entry per budget (docs/several-budgets.md).",
     certify_flags};
 
 // Parse and validate: the flags, the relations between them, and every output, before any
@@ -129,12 +135,57 @@ int run_sequential(const Invocation& call, const Arguments& args, const Request&
   return 0;
 }
 
+// --budgets: the request, every flag it does not take refused first.
+BudgetsRequest read_budgets_request(const Arguments& args, Inputs& in) {
+  for (const std::string_view flag : {"sequential", "stop", "n", "interactive", "order", "record",
+                                      "refusal-rate", "gate", "kappa", "override-gate"})
+    if (args.given(flag)) throw BadInput(cat("--", flag, " does not apply to --budgets"));
+  read_pool_flags(args, in);
+  read_state_value_flags(args, in);
+  BudgetsRequest r = read_budgets_labels_and_options(args, in);
+  const cur::SeveralBudgetsOptions& o = r.options;
+  if (o.procedure == ltt::BudgetProcedure::one_threshold_per_budget &&
+      (args.has("selection") || args.has("transition-mask")))
+    throw BadInput(cat("--", args.has("selection") ? "selection" : "transition-mask",
+                       " with --procedure per-budget: each budget has its own selection (the "
+                       "certificate gives each one's threshold and size)"));
+  read_output_flags(args, in);
+  return r;
+}
+
+int run_budgets(const Invocation& call, const Arguments& args) {
+  Inputs in;
+  const BudgetsRequest request = read_budgets_request(args, in);
+  const PoolInputs inputs = read_inputs(in, true);  // the pool; the labels are banded here
+  const cur::BandedCalibration banded =
+      in.labels_file ? read_banded_labels(*in.labels_file, inputs.pool, request.budgets)
+                     : draw_banded(inputs.pool, in, request.budgets);
+  const BudgetsCertification b = certify_budgets(inputs.pool, banded, request);
+  std::ostringstream json_text;
+  {
+    JsonWriter json(json_text);
+    write_budgets_json(json, b, request, in, inputs.dsrl(),
+                       static_cast<std::int64_t>(b.written.size()));
+    json_text << '\n';
+  }
+  GateResult written;
+  written.written = b.written;
+  write_outputs(in, inputs.pool, inputs.dsrl(), written, json_text.str());
+  if (args.flag("json"))
+    call.out << json_text.str();
+  else
+    write_budgets_summary(call.out, b, request, in);
+  return 0;
+}
+
 }  // namespace certify_subcommand
 
 int run_certify(const Invocation& call) {
   using namespace certify_subcommand;
   const auto args = parse_or_help(certify_command, call);
   if (!args) return 0;
+  if (args->has("budgets")) return run_budgets(call, *args);
+  refuse_budget_flags_without_budgets(*args);
   const Request request = read_request(*args);
   const Inputs& in = request.in;
   const PoolInputs inputs = read_inputs(in, request.sequential.has_value());

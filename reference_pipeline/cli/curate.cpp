@@ -20,6 +20,7 @@
 #include <certification/dataset_file.hpp>
 #include <certification/format.hpp>
 #include <certification/output_directory.hpp>
+#include <certification/several_budgets_certification.hpp>
 
 #include "certification_flags.hpp"
 #include "safety_scoring.hpp"
@@ -37,7 +38,7 @@ constexpr std::string_view certify_flags_taken[] = {
     "labels",         "draw",  "budget",        "alpha",
     "delta",          "grid",  "min-selection", "drop-unsafe-calibration",
     "gate",           "kappa", "override-gate", "selection",
-    "transition-mask"};
+    "transition-mask", "budgets", "alphas", "procedure"};
 
 const Command& curate_command() {
   static const std::vector<Flag> flags = [] {
@@ -56,7 +57,9 @@ const Command& curate_command() {
       "`ltt certify --dataset`) and writes the selected episodes in the file's layout. Labels\n"
       "come from --labels (ids from `ltt draw`) or with --draw from the file's costs against\n"
       "--budget. Writes into --out DIR the score outputs, certificate.json and the selection\n"
-      "(selection.hdf5, or selection/ for a .npy directory, unless --selection names a file).",
+      "(selection.hdf5, or selection/ for a .npy directory, unless --selection names a file).\n"
+      "--budgets b1,b2,...: one threshold certified for every budget from the same labels\n"
+      "(id,cost or id,band, or --draw against the file's costs), as `ltt certify --budgets`.",
       flags};
   return command;
 }
@@ -67,6 +70,7 @@ struct Request {
   Inputs in;      // the certification stage, every output included
   Inputs placed;  // the outputs placed by the user, outside DIR's own files: written as certify's
   cur::CalibratedSelectionOptions options;
+  std::optional<BudgetsRequest> budgets;        // --budgets: every budget from the same labels
   std::optional<std::string> selection_in_dir;  // the selection's name in DIR, without --selection
   std::vector<OutputName> names;                // DIR's files
   bool save_model = false;  // --model names a new file: the trained ensemble is saved there too
@@ -98,8 +102,23 @@ Request read_request(const Arguments& args) {
   r.s = read_score_settings(args);
   Inputs& in = r.in;
   certification::read_dataset_names(r.s.dataset, in);
-  read_label_flags(args, in);
-  r.options = read_selection_flags(args, in);
+  if (args.has("budgets")) {
+    r.budgets = read_budgets_labels_and_options(args, in);
+    if (r.budgets->options.procedure != ltt::BudgetProcedure::one_threshold)
+      throw BadInput(
+          "--procedure per-budget: ltt curate writes one selection; certify each budget's own "
+          "with `ltt certify --budgets --procedure per-budget` on the scores it writes");
+    for (const std::string_view flag : {"gate", "kappa", "override-gate"})
+      if (args.given(flag)) throw BadInput(cat("--", flag, " does not apply to --budgets"));
+    // score.json's purity curve against the tightest budget, with its alpha.
+    if (in.draw)
+      r.s.purity = PurityRequest{r.budgets->budgets.front(), r.budgets->options.alphas.front(),
+                                 r.budgets->options.quantiles};
+  } else {
+    refuse_budget_flags_without_budgets(args);
+    read_label_flags(args, in);
+    r.options = read_selection_flags(args, in);
+  }
   // --draw's budget labels from the file's costs: score.json's purity uses the same (and the
   // walk's alpha and grid).
   if (in.budget) r.s.purity = PurityRequest{*in.budget, r.options.alpha, r.options.quantiles};
@@ -167,6 +186,54 @@ void write_curate_outputs(const Request& r, std::vector<OutputFile> files, const
   }
 }
 
+// --budgets: the labels banded against the budgets before training, then the scores, one
+// threshold for every budget, and the outputs as without --budgets.
+int run_budgets(const Invocation& call, const Arguments& args, const Request& r,
+                const ScoringInputs& scoring_in, PoolFile& pool) {
+  const ScoreSettings& s = r.s;
+  const data::DsrlPool& dataset = scoring_in.dataset;
+  const BudgetsRequest& request = *r.budgets;
+  const cur::BandedCalibration banded =
+      r.in.labels_file ? read_banded_labels(*r.in.labels_file, pool, request.budgets)
+                       : draw_banded(pool, r.in, request.budgets);
+  const ScoringResult scored = compute_scores(s, scoring_in);
+  pool.pool.score = scored.scores;
+  const BudgetsCertification b = certify_budgets(pool, banded, request);
+
+  std::ostringstream text;
+  {
+    JsonWriter json(text);
+    write_budgets_json(json, b, request, r.in, &dataset,
+                       static_cast<std::int64_t>(b.written.size()), [&](JsonWriter& j) {
+                         j.key("scoring").begin_object();
+                         write_scoring_fields(j, s, scoring_in, scored);
+                         j.end_object();
+                       });
+    text << '\n';
+  }
+  const std::string certificate_json = text.str();
+  std::vector<OutputFile> files = scoring_files(scored, scoring_json_text(s, scoring_in, scored));
+  files.push_back({"certificate.json", [&certificate_json](const std::filesystem::path& p) {
+                     data::write_stream_atomically(p,
+                                                   [&](std::ostream& o) { o << certificate_json; });
+                   }});
+  GateResult written;
+  written.written = b.written;
+  write_curate_outputs(r, std::move(files), pool, dataset, scored, written);
+
+  if (args.flag("json")) {
+    call.out << certificate_json;
+  } else {
+    write_scoring_summary(call.out, s, scoring_in, scored);
+    call.out << "\n";
+    write_budgets_summary(call.out, b, request, r.in);
+    call.out << "wrote the score outputs to " << s.out.string() << ": "
+             << joined_names(scoring_files_written(s)) << "\n";
+    if (r.save_model) call.out << "saved the model to " << s.model->string() << "\n";
+  }
+  return 0;
+}
+
 }  // namespace curate_subcommand
 
 int run_curate(const Invocation& call) {
@@ -180,6 +247,7 @@ int run_curate(const Invocation& call) {
   const ScoringInputs scoring_in = read_scoring_inputs(s);
   const data::DsrlPool& dataset = scoring_in.dataset;
   PoolFile pool = dataset_pool(dataset, r.in.dataset_file.value());
+  if (r.budgets) return run_budgets(call, *args, r, scoring_in, pool);
   const cur::Calibration calibration = read_calibration(pool, r.in);
 
   // Compute: the scores, then the certification on them.

@@ -16,10 +16,12 @@
 
 #include <ltt/certification_rate.hpp>
 #include <ltt/pvalue.hpp>
+#include <ltt/several_budgets.hpp>
 
 #include <certification/format.hpp>
 
 #include "arguments.hpp"
+#include "budget_flags.hpp"
 #include "subcommand.hpp"
 
 namespace ltt::cli {
@@ -61,7 +63,11 @@ inline std::vector<Flag> first_selection_flags(CountLimit N, CountLimit N1, cons
        true,
        N1.maximum,
        N1.reason},
-      {"U1", FlagKind::count, "unsafe trajectories in S_1", {}, true},
+      {"U1", FlagKind::text,
+       "unsafe trajectories in S_1; with --budgets one count per budget, comma-separated "
+       "(those over each budget, tightest first)",
+       {},
+       true},
       asked,
       {"alpha", FlagKind::open_unit, "target unsafe fraction", "0.25"},
       {"delta", FlagKind::open_unit, "risk level", "0.1"},
@@ -70,12 +76,67 @@ inline std::vector<Flag> first_selection_flags(CountLimit N, CountLimit N1, cons
   return flags;
 }
 
-// The question as the flags give it, N1 <= N and U1 <= N1 checked.
+// --U1's counts (comma-separated with --budgets), each read as a --count flag is and at most
+// --N1.
+inline std::vector<std::int64_t> read_U1_counts(const Arguments& args) {
+  std::vector<std::int64_t> counts;
+  const std::string& text = args.text("U1");
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', from);
+    const std::string_view item = std::string_view(text).substr(
+        from, comma == std::string::npos ? std::string_view::npos : comma - from);
+    const std::int64_t U1 = detail::read_count("U1", item);
+    if (U1 > args.count("N1"))
+      throw BadInput(cat("--U1: ", std::to_string(U1), " must not exceed --N1 = ",
+                         std::to_string(args.count("N1"))));
+    counts.push_back(U1);
+    if (comma == std::string::npos) return counts;
+    from = comma + 1;
+  }
+}
+
+// The question at several budgets (--budgets): the counts over each budget, non-increasing,
+// each budget's alpha and the level its test runs at.
+struct BudgetsQuestion {
+  std::int64_t N = 0, N1 = 0;
+  double delta = 0.1;
+  std::vector<double> budgets, alphas, levels;
+  std::vector<std::int64_t> U1;
+  ltt::BudgetProcedure procedure = ltt::BudgetProcedure::one_threshold;
+};
+
+inline BudgetsQuestion read_budgets_question(const Arguments& args) {
+  require_not_above(args, "N1", "N");
+  BudgetsQuestion q;
+  q.budgets = read_budgets(args);
+  q.alphas = read_alphas(args, q.budgets.size());
+  q.procedure = read_procedure(args);
+  q.U1 = read_U1_counts(args);
+  if (q.U1.size() != q.budgets.size())
+    throw BadInput(cat("--U1: ", std::to_string(q.U1.size()), " counts for ",
+                       std::to_string(q.budgets.size()), " budgets (one count per budget)"));
+  for (std::size_t k = 1; k < q.U1.size(); ++k)
+    if (q.U1[k] > q.U1[k - 1])
+      throw BadInput(cat("--U1: ", std::to_string(q.U1[k]), " over budget ",
+                         shortest(q.budgets[k]), " exceeds ", std::to_string(q.U1[k - 1]),
+                         " over the tighter budget ", shortest(q.budgets[k - 1]),
+                         " (a trajectory over a looser budget is over every tighter one)"));
+  q.N = args.count("N");
+  q.N1 = args.count("N1");
+  q.delta = args.real("delta");
+  q.levels = ltt::budget_levels(q.procedure, q.delta, static_cast<std::int64_t>(q.budgets.size()));
+  return q;
+}
+
+// The question as the flags give it, N1 <= N and U1 <= N1 checked; one budget.
 inline FirstSelectionQuestion read_first_selection(const Arguments& args) {
   require_not_above(args, "N1", "N");
-  require_not_above(args, "U1", "N1");
-  return {args.count("N"), args.count("N1"), args.count("U1"), args.real("alpha"),
-          args.real("delta")};
+  const std::vector<std::int64_t> U1 = read_U1_counts(args);
+  if (U1.size() != 1)
+    throw BadInput(cat("--U1: ", std::to_string(U1.size()),
+                       " counts given; one, unless --budgets names several budgets (ltt rate)"));
+  return {args.count("N"), args.count("N1"), U1[0], args.real("alpha"), args.real("delta")};
 }
 
 struct FirstSelection {

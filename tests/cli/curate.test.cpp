@@ -253,3 +253,38 @@ TEST_CASE("ltt curate: a new --model is saved, and outputs may lie in the --out 
   CHECK_FALSE(fs::exists(model2));
   CHECK_FALSE(fs::exists(out2));
 }
+
+TEST_CASE("ltt curate --budgets: score then ltt certify --budgets, one selection for every budget") {
+  const fs::path d = curate_dataset();
+  const fs::path out = fresh("cb");
+  const Result r = run_ltt(cat("curate --dataset ", q(d), " --out ", q(out), curate_net,
+                               " --draw 100 --budgets 40,80 --seed 5 --json"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == slurp(out / "certificate.json"));
+  const auto j = json_object(r.out);
+  CHECK(j.count("scoring") == 1);
+  CHECK(j.at("procedure") == "\"one_threshold\"");
+  // By hand: ltt certify --budgets on the scores curate wrote.
+  const Result c = run_ltt(cat("certify --dataset ", q(d), " --scores ", q(out / "scores.npy"),
+                               " --draw 100 --budgets 40,80 --seed 5 --json"));
+  REQUIRE_MESSAGE(c.code == 0, c.err);
+  const auto by_hand = json_object(c.out);
+  for (const char* key : {"budgets", "joint_pvalues", "levels", "certified"})
+    CHECK(by_hand.at(key) == j.at(key));
+  const fs::path selection = out / (with_hdf5 ? "selection.hdf5" : "selection");
+  REQUIRE(fs::exists(selection));
+  CHECK(std::to_string(ltt::data::load_dsrl_pool(selection).size()) ==
+        json_object(j.at("output") + "\n").at("written_size"));
+  for (const std::string& bad :
+       {std::string(" --draw 100 --budgets 40,80 --procedure per-budget"),
+        std::string(" --draw 100 --budgets 40,80 --gate top-half"),
+        std::string(" --draw 100 --budget 40 --budgets 40,80"),
+        std::string(" --draw 100 --budget 40 --alphas 0.2")}) {
+    const Result e = run_ltt(cat("curate --dataset ", q(d), " --out ", q(fresh("cb-bad")),
+                                 curate_net, bad));
+    CAPTURE(bad);
+    CHECK(e.code == 2);
+    CHECK(lines(e.err) == 1);
+    CHECK_FALSE(fs::exists(dir() / "cb-bad"));
+  }
+}
