@@ -1,4 +1,5 @@
-// `ltt label`: the labeling server, driven by label_session.py (see its docstring) in headless
+// `ltt label`: the labeling server, driven by label_session.py (see its docstring; the browser
+// cases are in label_browser.py, the damage and abuse cases in label_robustness.py) in headless
 // Chromium and over plain HTTP, and its flags refused before anything is written.
 
 #include <doctest/doctest.h>
