@@ -7,11 +7,12 @@ than with the SkylakeX kernel) and its AVX2 "Haswell" kernel on AMD EPYCs with A
 environment variable OPENBLAS_CORETYPE overrides the pick, and must be set before the library
 loads.
 
-best_coretype() times one-thread SGEMM (numpy float32 matmul, which calls OpenBLAS's sgemm)
-under the library's own pick and under each kernel family the CPU's flags allow, each in a fresh
-process, and returns the fastest. choose() sets OPENBLAS_CORETYPE to it (or to a kernel the
+candidates() lists the kernels worth trying: the library's own pick and each kernel family the
+CPU's flags allow. choose() times a probe of the coming workload (one-thread SGEMM by default)
+under each, each in a fresh process, sets OPENBLAS_CORETYPE to the fastest (or to a kernel the
 caller names) and says what it did; loaded_corename() names the kernel that actually ran
-(openblas_get_corename), for the benchmark's report.
+(openblas_get_corename), for the benchmark's report. A peer that times several workloads can
+instead run once per candidate and keep each workload's best (learning_torch.py does).
 """
 
 import ctypes
@@ -26,7 +27,7 @@ CANDIDATES = (
     ("SkylakeX", {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}),
 )
 
-_PROBE = r"""
+SGEMM_PROBE = r"""
 import ctypes, json, time
 import numpy as np
 lib = ctypes.CDLL("libopenblas.so.0")
@@ -42,7 +43,7 @@ for _ in range(3):
         a @ b
         calls += 1
     rates.append(calls * 2 * n**3 / (time.process_time() - t0))
-print(json.dumps({"corename": lib.openblas_get_corename().decode(), "gflops": sorted(rates)[1] / 1e9}))
+print(json.dumps({"corename": lib.openblas_get_corename().decode(), "rate": sorted(rates)[1]}))
 """
 
 
@@ -57,57 +58,57 @@ def cpu_flags() -> set:
     return set()
 
 
-def probe(coretype=None) -> dict:
-    """The kernel OpenBLAS loads under OPENBLAS_CORETYPE=coretype (None: the library's own pick)
-    and its one-thread SGEMM rate, in a fresh process; {} if it could not run."""
+def probe(coretype=None, code=SGEMM_PROBE) -> dict:
+    """Runs `code` (which prints one JSON object with "corename" and "rate") in a fresh process
+    with OPENBLAS_CORETYPE=coretype (None: the library's own pick), one thread; {} if it could
+    not run."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     env.pop("OPENBLAS_CORETYPE", None)
     if coretype:
         env["OPENBLAS_CORETYPE"] = coretype
     try:
-        out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
-                             text=True, timeout=60, check=True).stdout
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120, check=True).stdout
         return json.loads(out)
     except (OSError, subprocess.SubprocessError, ValueError):
         return {}
 
 
-def best_coretype(also=None) -> tuple:
-    """(the fastest kernel's OPENBLAS_CORETYPE value, or None for the library's own pick; the
-    probes by name). `also`: one more value to try (the environment's)."""
+def candidates(also=None) -> list:
+    """The OPENBLAS_CORETYPE values worth trying on this CPU: None (the library's own pick), each
+    kernel family the CPU's flags allow, and `also` (the environment's) if it is another."""
     flags = cpu_flags()
-    probes = {"(library's own)": probe()}
-    names = [name for name, needs in CANDIDATES if needs <= flags]
+    names = [None] + [name for name, needs in CANDIDATES if needs <= flags]
     if also and also not in names:
         names.append(also)
-    for name in names:
-        probes[name] = probe(name)
-    timed = {k: v for k, v in probes.items() if v.get("gflops")}
-    if not timed:
-        return None, probes
-    best = max(timed, key=lambda k: timed[k]["gflops"])
-    return (None if best == "(library's own)" else best), probes
+    return names
 
 
-def choose(forced=None) -> dict:
+def label(coretype) -> str:
+    return coretype or "(library's own)"
+
+
+def choose(forced=None, code=SGEMM_PROBE) -> dict:
     """Sets OPENBLAS_CORETYPE for this process before OpenBLAS loads (call it before importing
-    torch or numpy): `forced` if given, else the fastest kernel, whatever the environment held
-    (a machine's environment may pin a slower one; it is one of the kernels tried). Returns what
-    was decided, for the report."""
+    torch or numpy): `forced` if given, else the candidate whose `code` (a probe of the workload
+    to come; one-thread SGEMM by default) runs fastest, whatever the environment held (a
+    machine's environment may pin a slower kernel; it is one of the candidates). The best kernel
+    depends on the shapes: on a Zen 4, SkylakeX doubles a square SGEMM's rate over Haswell and
+    halves a 65536 x 72 by 72 x 256 one's. Returns what was decided, for the report."""
     preset = os.environ.pop("OPENBLAS_CORETYPE", None)
     decided = {"environment_had": preset}
     if forced:
         os.environ["OPENBLAS_CORETYPE"] = forced
         decided.update(openblas_coretype=forced, chosen_by="--openblas-coretype")
         return decided
-    best, probes = best_coretype(also=preset)
-    if best:
+    probes = {label(c): probe(c, code) for c in candidates(also=preset)}
+    timed = {k: v for k, v in probes.items() if v.get("rate")}
+    best = max(timed, key=lambda k: timed[k]["rate"]) if timed else label(None)
+    if best != label(None):
         os.environ["OPENBLAS_CORETYPE"] = best
-    decided.update(
-        openblas_coretype=best or "(library's own)",
-        chosen_by="fastest one-thread SGEMM",
-        probes={k: {"corename": v.get("corename"), "gflops": v.get("gflops")}
-                for k, v in probes.items()})
+    decided.update(openblas_coretype=best, chosen_by="the fastest probe of the workload",
+                   probes={k: {"corename": v.get("corename"), "rate": v.get("rate")}
+                           for k, v in probes.items()})
     return decided
 
 

@@ -36,11 +36,31 @@ import time
 
 import openblas_kernel
 
-# OpenBLAS reads OPENBLAS_CORETYPE when it loads, with numpy: PyTorch's kernel is chosen first
-# (openblas_kernel.py; --openblas-coretype NAME to name one).
+# OpenBLAS reads OPENBLAS_CORETYPE when it loads, with numpy: PyTorch's kernel is chosen first,
+# the fastest of the candidates on a one-thread probe of this workload (the ensemble's forward
+# on 2^16 rows; openblas_kernel.py), or the one --openblas-coretype names.
+SCORING_PROBE = r"""
+import ctypes, json, time, torch
+torch.set_num_threads(1)
+lib = ctypes.CDLL("libopenblas.so.0")
+lib.openblas_get_corename.restype = ctypes.c_char_p
+members = [torch.nn.Sequential(torch.nn.Linear(72, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
+                               torch.nn.ReLU(), torch.nn.Linear(256, 1)) for _ in range(3)]
+x = torch.randn(1 << 16, 72)
+with torch.inference_mode():
+    sum(m(x) for m in members)
+    rates = []
+    for _ in range(3):
+        calls, t0 = 0, time.process_time()
+        while time.process_time() - t0 < 0.3:
+            sum(m(x) for m in members)
+            calls += 1
+        rates.append(calls * x.shape[0] / (time.process_time() - t0))
+print(json.dumps({"corename": lib.openblas_get_corename().decode(), "rate": sorted(rates)[1]}))
+"""
 _early = argparse.ArgumentParser(add_help=False)
 _early.add_argument("--openblas-coretype")
-KERNEL = openblas_kernel.choose(_early.parse_known_args()[0].openblas_coretype)
+KERNEL = openblas_kernel.choose(_early.parse_known_args()[0].openblas_coretype, code=SCORING_PROBE)
 
 import h5py  # noqa: E402  (after the kernel's choice)
 import numpy as np  # noqa: E402
@@ -136,8 +156,8 @@ def main() -> int:
     parser.add_argument("--no-state-values", action="store_true")
     parser.add_argument("--fresh-normals", action="store_true")
     parser.add_argument("--openblas-coretype", metavar="NAME",
-                        help="PyTorch's OpenBLAS kernel (default: the fastest one-thread SGEMM "
-                             "of the library's own pick and the kernels the CPU supports)")
+                        help="PyTorch's OpenBLAS kernel (default: the fastest of the library's "
+                             "own pick and the kernels the CPU supports on a probe of the scoring)")
     args = parser.parse_args()
     os.makedirs("/tmp/ltt-scale", exist_ok=True)
     model = args.model
