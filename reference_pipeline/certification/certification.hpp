@@ -151,17 +151,22 @@ inline void write_json(JsonWriter& json, const cur::Certificate& c,
   json.end_object();
 }
 
+// --draw n needs the pool's costs, to label what it draws, and at most the pool's size.
+inline void check_draw(const PoolFile& pool, const Inputs& in) {
+  if (pool.pool.episodic_cost.empty())
+    throw BadInput(cat(pool.name, ": --draw needs a 'cost' column to label the drawn trajectories",
+                       pool.npy() ? "; a .npy pool holds scores only" : ""));
+  if (*in.draw > pool.size())
+    throw BadInput(cat("--draw: ", std::to_string(*in.draw), " must not exceed the pool size ",
+                       std::to_string(pool.size()), " (", pool.name, ")"));
+}
+
 // The calibration labels: read from --labels, or drawn (curation::draw_calibration with --seed)
 // and labeled unsafe when the trajectory's cost exceeds --budget.
 inline cur::Calibration read_calibration(const PoolFile& pool, const Inputs& in) {
   if (in.labels_file) return read_labels(*in.labels_file, pool);
+  check_draw(pool, in);
   const std::int64_t N = pool.size();
-  if (pool.pool.episodic_cost.empty())
-    throw BadInput(cat(pool.name, ": --draw needs a 'cost' column to label the drawn trajectories",
-                       pool.npy() ? "; a .npy pool holds scores only" : ""));
-  if (*in.draw > N)
-    throw BadInput(cat("--draw: ", std::to_string(*in.draw), " must not exceed the pool size ",
-                       std::to_string(N), " (", pool.name, ")"));
   const std::vector<std::uint8_t> unsafe = cur::unsafe_bits(pool.pool.episodic_cost, *in.budget);
   return cur::label_calibration(cur::draw_calibration(N, *in.draw, in.seed), unsafe);
 }

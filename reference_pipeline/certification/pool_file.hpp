@@ -207,6 +207,25 @@ struct LabelRow {
   bool unsafe = false;
 };
 
+// The pool position of a labels CSV row's id, checked with its line: at most one row per
+// trajectory of the pool (`labeled` rows so far), a known id, labeled once (`line_of_position`:
+// the line of each position labeled so far).
+inline std::int64_t labeled_position(
+    CsvFile& csv, const CsvRecord& row, std::string_view id, const PoolFile& pool,
+    std::size_t labeled, std::unordered_map<std::int64_t, std::int64_t>& line_of_position) {
+  if (static_cast<std::int64_t>(labeled) == pool.size())
+    csv.fail(row.line, cat("more labels than the ", std::to_string(pool.size()),
+                           " trajectories of the pool ", pool.name,
+                           ": the labels are drawn from the pool"));
+  const std::optional<std::int64_t> position = pool.position_of(id);
+  if (!position) csv.fail(row.line, pool.not_in(id));
+  const auto [it, fresh] = line_of_position.emplace(*position, row.line);
+  if (!fresh)
+    csv.fail(row.line,
+             cat("id ", id, " is labeled twice (also on line ", std::to_string(it->second), ")"));
+  return *position;
+}
+
 // The rows of a labels CSV already in memory, each checked with its line: a known id, labeled
 // once, unsafe 0 or 1; at most one row per trajectory of the pool.
 inline std::vector<LabelRow> read_label_rows(CsvFile& csv, const PoolFile& pool) {
@@ -221,17 +240,8 @@ inline std::vector<LabelRow> read_label_rows(CsvFile& csv, const PoolFile& pool)
     if (bit != "0" && bit != "1")
       csv.fail(row.line, bit.empty() ? std::string("unsafe is missing (0 or 1)")
                                      : cat("unsafe ", in_quotes(bit), " must be 0 or 1"));
-    if (static_cast<std::int64_t>(rows.size()) == pool.size())
-      csv.fail(row.line, cat("more labels than the ", std::to_string(pool.size()),
-                             " trajectories of the pool ", pool.name,
-                             ": the labels are drawn from the pool"));
-    const std::optional<std::int64_t> position = pool.position_of(id);
-    if (!position) csv.fail(row.line, pool.not_in(id));
-    const auto [it, fresh] = line_of_position.emplace(*position, row.line);
-    if (!fresh)
-      csv.fail(row.line,
-               cat("id ", id, " is labeled twice (also on line ", std::to_string(it->second), ")"));
-    rows.push_back({*position, bit == "1"});
+    rows.push_back(
+        {labeled_position(csv, row, id, pool, rows.size(), line_of_position), bit == "1"});
   }
   return rows;
 }

@@ -83,35 +83,22 @@ inline cur::BandedCalibration read_banded_labels(const std::string& path, const 
                                       std::to_string(K), "] (the number of budgets exceeded)")
                                 : cat("unsafe ", std::to_string(b), " must be 0 or 1"));
     }
-    if (static_cast<std::int64_t>(ids.size()) == pool.size())
-      csv.fail(row.line, cat("more labels than the ", std::to_string(pool.size()),
-                             " trajectories of the pool ", pool.name,
-                             ": the labels are drawn from the pool"));
-    const std::optional<std::int64_t> position = pool.position_of(id);
-    if (!position) csv.fail(row.line, pool.not_in(id));
-    const auto [it, fresh] = line_of_position.emplace(*position, row.line);
-    if (!fresh)
-      csv.fail(row.line,
-               cat("id ", id, " is labeled twice (also on line ", std::to_string(it->second), ")"));
-    ids.push_back(pool.pool.id[static_cast<std::size_t>(*position)]);
+    const std::int64_t position =
+        labeled_position(csv, row, id, pool, ids.size(), line_of_position);
+    ids.push_back(pool.pool.id[static_cast<std::size_t>(position)]);
     bands.push_back(b);
   }
-  if (ids.empty()) csv.fail(csv.header_line(), "no labels after the header: at least one is needed");
+  if (ids.empty())
+    csv.fail(csv.header_line(), "no labels after the header: at least one is needed");
   return curation::banded_calibration_from_bands(pool.pool.id, ids, bands, K);
 }
 
 // --draw n: n trajectories drawn with --seed, each labeled by its cost against the budgets.
 inline cur::BandedCalibration draw_banded(const PoolFile& pool, const Inputs& in,
                                           std::span<const double> budgets) {
-  const std::int64_t N = pool.size();
-  if (pool.pool.episodic_cost.empty())
-    throw BadInput(cat(pool.name, ": --draw needs a 'cost' column to label the drawn trajectories",
-                       pool.npy() ? "; a .npy pool holds scores only" : ""));
-  if (*in.draw > N)
-    throw BadInput(cat("--draw: ", std::to_string(*in.draw), " must not exceed the pool size ",
-                       std::to_string(N), " (", pool.name, ")"));
-  return curation::label_banded_calibration(curation::draw_calibration(N, *in.draw, in.seed),
-                                            pool.pool.episodic_cost, budgets);
+  check_draw(pool, in);
+  return curation::label_banded_calibration(
+      curation::draw_calibration(pool.size(), *in.draw, in.seed), pool.pool.episodic_cost, budgets);
 }
 
 struct BudgetsCertification {
