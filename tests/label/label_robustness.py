@@ -27,6 +27,19 @@ def answer_some(server, count, known):
     return given
 
 
+COMPARE_ARGS = ["compare", "--dataset", "../data.hdf5", "--out", "out", "--pairs", "4",
+                "--seed", "3"]
+
+
+def compare_one_answer():
+    """A compare session in WORK/c with one answer ("a" to pair 1), stopped; its directory."""
+    c = os.path.join(ls.WORK, "c")
+    server = ls.Server(COMPARE_ARGS, c)
+    ls.check(server.answer("1", "a")[0] == 200, "compare: the first answer")
+    ls.check(server.stop() == 0, "nonzero exit after SIGTERM")
+    return c
+
+
 def case_journal_edits():
     """A journal edited by hand is refused naming the line and the field, never read leniently."""
     a = os.path.join(ls.WORK, "a")
@@ -72,11 +85,8 @@ def case_journal_edits():
     ls.check(server.state()["labels_used"] == 3, "the unedited journal did not resume at 3 labels")
     ls.check(server.stop() == 0, "nonzero exit after SIGTERM")
     # compare: its words are a, b and tie.
-    c = os.path.join(ls.WORK, "c")
-    args = ["compare", "--dataset", "../data.hdf5", "--out", "out", "--pairs", "4", "--seed", "3"]
-    server = ls.Server(args, c)
-    ls.check(server.answer("1", "a")[0] == 200, "compare: the first answer")
-    ls.check(server.stop() == 0, "nonzero exit after SIGTERM")
+    c = compare_one_answer()
+    args = COMPARE_ARGS
     journal = os.path.join(c, "out", "journal.jsonl")
     with open(journal) as f:
         text = f.read()
@@ -106,11 +116,8 @@ def case_replaced_inputs():
     ls.check(server.state()["labels_used"] == 3, "the restored inputs did not resume at 3 labels")
     ls.check(server.stop() == 0, "nonzero exit after SIGTERM")
     # compare: a dataset replaced at the same path, its costs reversed, draws other pairs.
-    c = os.path.join(ls.WORK, "c")
-    args = ["compare", "--dataset", "../data.hdf5", "--out", "out", "--pairs", "4", "--seed", "3"]
-    server = ls.Server(args, c)
-    ls.check(server.answer("1", "a")[0] == 200, "compare: the first answer")
-    ls.check(server.stop() == 0, "nonzero exit after SIGTERM")
+    c = compare_one_answer()
+    args = COMPARE_ARGS
     with h5py.File(data, "r+") as f:
         f["costs"][:] = np.asarray(f["costs"])[::-1]
     ls.refused(args, c, ["--dataset", "'../data.hdf5' changed"], "compare: a replaced --dataset")
@@ -269,7 +276,7 @@ def case_undo_after_write():
     ls.refused(args, a, ["line 15", "written"], "an undo after writing, added by hand")
     # compare: answers given after pairs.csv was written can be undone, the ones it holds not.
     c = os.path.join(ls.WORK, "c")
-    args = ["compare", "--dataset", "../data.hdf5", "--out", "out", "--pairs", "4", "--seed", "3"]
+    args = COMPARE_ARGS
     server = ls.Server(args, c)
     for item, word in (("1", "a"), ("2", "b")):
         ls.check(server.answer(item, word)[0] == 200, "compare: answer " + item)
