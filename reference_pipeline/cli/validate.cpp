@@ -32,6 +32,7 @@
 
 #include "curation_flags.hpp"
 #include "subcommand.hpp"
+#include "validation_tables.hpp"
 
 namespace ltt::cli {
 
@@ -161,14 +162,6 @@ ltt::curation::GuaranteeValidation run_with_progress(const Invocation& call,
   return result.get();
 }
 
-std::string show_rate(const std::optional<double>& x) { return x ? brief(*x) : "undefined"; }
-
-// "0.0455 | 91 / 2000 | [0.0368, 0.0556]"
-std::string show_row(const ltt::curation::ProportionEstimate& p) {
-  return cat(show_rate(p.rate), " | ", std::to_string(p.count), " / ", std::to_string(p.trials),
-             " | [", brief(p.lower), ", ", brief(p.upper), "]");
-}
-
 // The keys every validation object opens with, through the three proportions (`stop` and
 // `order` only for the sequential procedure).
 template <class Validation>
@@ -213,25 +206,6 @@ void write_steps_json(JsonWriter& json, const Validation& v) {
   put("steps", v.steps);
   put("returned_none", v.returned_none);
   put("merged_quantiles", v.merged_quantiles);
-}
-
-void write_steps_text(std::ostream& out, std::span<const ltt::curation::ValidationStep> steps,
-                      std::int64_t returned_none, std::span<const double> merged_quantiles) {
-  out << "returned threshold per grid step (u_j = U_j / N_j, true null: U_j >= U*_j):\n\n"
-      << "| j | quantile | lambda | N_j | U_j | u_j | true null | returned |\n"
-      << "|---|---|---|---|---|---|---|---|\n";
-  for (std::size_t j = 0; j < steps.size(); ++j) {
-    const auto& s = steps[j];
-    out << "| " << j + 1 << " | " << shortest(s.quantile) << " | " << brief(s.lambda) << " | "
-        << s.N << " | " << s.U << " | " << brief(s.unsafe_fraction) << " | "
-        << (s.true_null ? "yes" : "no") << " | " << s.returned << " |\n";
-  }
-  out << "| none | | | | | | | " << returned_none << " |\n";
-  if (!merged_quantiles.empty()) {
-    out << "\nmerged into the step above (same lambda):";
-    for (const double q : merged_quantiles) out << " " << shortest(q);
-    out << "\n";
-  }
 }
 
 // The --json object: the run's settings under the program's names (N, n, the procedure's flag
