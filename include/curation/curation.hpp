@@ -15,6 +15,7 @@
 #include <curation/score_aggregation.hpp>
 #include <curation/selection.hpp>
 #include <curation/several_budgets_selection.hpp>
+#include <curation/several_budgets_validation.hpp>
 #include <curation/sequential_certificate.hpp>
 #include <curation/sequential_options.hpp>
 #include <curation/sequential_selection.hpp>
