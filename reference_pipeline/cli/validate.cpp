@@ -30,6 +30,7 @@
 #include <certification/pool_file.hpp>
 #include <certification/table_reader.hpp>
 
+#include "budget_flags.hpp"
 #include "curation_flags.hpp"
 #include "subcommand.hpp"
 #include "validation_tables.hpp"
@@ -53,8 +54,13 @@ constexpr Flag validate_flags[] = {
     {"seed", FlagKind::count, "seed; draw d uses SplitMix64 output d of it", "0"},
     {"grid", FlagKind::text, "score quantiles of the thresholds, shallow to deep", paper_grid_text},
     {"procedure", FlagKind::text,
-     "fixed-sequence, bonferroni, holm, or sequential (labels one at a time; --n is the cap)",
+     "fixed-sequence, bonferroni, holm, or sequential (labels one at a time; --n is the cap); "
+     "with --budgets one-threshold (the default there) or per-budget",
      "fixed-sequence"},
+    {"budgets", FlagKind::text,
+     "several cost budgets, ascending and comma-separated (20,40,80): validate certifying every "
+     "one from the same labels, against the pool's cost column (docs/several-budgets.md)"},
+    alphas_flag,
     {"stop", FlagKind::text,
      "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal or auto",
      "auto"},
@@ -80,7 +86,10 @@ constexpr Command validate_command{
     "(fixed sequence). Intervals are two-sided 95% Clopper-Pearson. The output is the same\n"
     "for a seed whatever the thread count. --procedure sequential validates the sequential\n"
     "walk instead (docs/sequential.md): one random label order per draw, walked until --stop\n"
-    "fires or --n labels are used, and reports the labels used.",
+    "fires or --n labels are used, and reports the labels used. --budgets validates the\n"
+    "certificate at several budgets (one threshold for all, or one per budget) on the pool's\n"
+    "costs: every budget certified against its closed form, and the simultaneous false\n"
+    "certification Pr[some budget certified and violated], at most delta.",
     validate_flags};
 
 constexpr std::string_view procedure_flags[] = {"fixed-sequence", "bonferroni", "holm"};
@@ -340,10 +349,15 @@ void write_sequential_text(std::ostream& out, const ltt::curation::SequentialVal
 
 }  // namespace validate_subcommand
 
+// validate_budgets.cpp
+int run_validate_budgets(const Invocation& call, const Arguments& args);
+
 int run_validate(const Invocation& call) {
   using namespace validate_subcommand;
   const auto args = parse_or_help(validate_command, call);
   if (!args) return 0;
+  if (args->has("budgets")) return run_validate_budgets(call, *args);
+  if (args->given("alphas")) throw BadInput("--alphas needs --budgets");
   const std::string& path = args->text("pool");
   const bool by_cost = args->given("budget");
   const double budget = by_cost ? finite_real("budget", args->text("budget")) : 0.0;
