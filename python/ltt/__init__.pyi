@@ -23,6 +23,7 @@ _Float64Array = npt.NDArray[np.float64]
 _Int64Array = npt.NDArray[np.int64]
 _Procedure = Literal["fixed_sequence", "bonferroni", "holm"]
 _Aggregation = Literal["mean", "minimum", "percentile"]
+_BudgetProcedure = Literal["one_threshold", "one_threshold_per_budget"]
 
 class Record(dict[str, Any]):
     """A dict whose keys also read as attributes: r.certified is r['certified']."""
@@ -97,6 +98,24 @@ def certification_rate(N: int, N1: int, U1: int, n: int, alpha: float, delta: fl
 def label_budget(
     N: int, N1: int, U1: int, alpha: float, delta: float, target_rate: float
 ) -> int | None: ...
+def several_budgets_rate(
+    procedure: _BudgetProcedure,
+    N: int,
+    N1: int,
+    U1: npt.ArrayLike,
+    n: int,
+    alphas: npt.ArrayLike,
+    delta: float,
+) -> float: ...
+def joint_label_budget(
+    procedure: _BudgetProcedure,
+    N: int,
+    N1: int,
+    U1: npt.ArrayLike,
+    alphas: npt.ArrayLike,
+    delta: float,
+    target_rate: float,
+) -> int | None: ...
 def certification_rate_curve(
     N: int, N1: int, U1: int, alpha: float, delta: float, n_max: int
 ) -> _Float64Array: ...
@@ -155,6 +174,23 @@ def certify(
     ids: npt.ArrayLike | None = None,
     triple: bool = True,
 ) -> Certificate: ...
+def certify_budgets(
+    scores: npt.ArrayLike,
+    calib_ids: npt.ArrayLike,
+    budgets: npt.ArrayLike,
+    *,
+    calib_costs: npt.ArrayLike | None = None,
+    calib_bands: npt.ArrayLike | None = None,
+    alphas: npt.ArrayLike | None = None,
+    alpha: float = 0.25,
+    delta: float = 0.1,
+    procedure: _BudgetProcedure = "one_threshold",
+    grid: npt.ArrayLike | None = None,
+    min_selection: int = 50,
+    drop_unsafe_calibration: bool = False,
+    ids: npt.ArrayLike | None = None,
+    triple: bool = True,
+) -> Record: ...
 def threshold_grid(scores: npt.ArrayLike, quantiles: npt.ArrayLike | None = None) -> Record: ...
 def draw_calibration(pool_size: int, n: int, seed: int) -> _Int64Array: ...
 def selection_at(scores: npt.ArrayLike, threshold: float) -> _Int64Array: ...

@@ -10,6 +10,7 @@
 
 #include <curation/score_aggregation.hpp>
 #include <ltt/fixed_sequence.hpp>
+#include <ltt/several_budgets.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -142,6 +143,16 @@ inline ltt::Procedure procedure_from_name(const std::string& name, std::string_v
     if (name == ltt::procedure_name(p)) return p;
   throw py::value_error(prefix(fn, "procedure") + " = '" + name +
                         "' must be 'fixed_sequence', 'bonferroni' or 'holm'");
+}
+
+// "one_threshold" or "one_threshold_per_budget", the names ltt::budget_procedure_name gives.
+inline ltt::BudgetProcedure budget_procedure_from_name(const std::string& name,
+                                                       std::string_view fn) {
+  for (ltt::BudgetProcedure p :
+       {ltt::BudgetProcedure::one_threshold, ltt::BudgetProcedure::one_threshold_per_budget})
+    if (name == ltt::budget_procedure_name(p)) return p;
+  throw py::value_error(prefix(fn, "procedure") + " = '" + name +
+                        "' must be 'one_threshold' or 'one_threshold_per_budget'");
 }
 
 // 'mean', 'minimum' or 'percentile' (curation/score_aggregation.hpp), with the percentile in

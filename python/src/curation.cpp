@@ -1,7 +1,8 @@
 // Bindings for include/curation/: the calibrated selection (ltt.certify), the grid and the
-// calibration draw, the V-filter, the gated reward-aware operators, the mean-cost certificate
-// and the guarantee validation harness. Results are Records (dicts whose keys read as
-// attributes); index arrays are int64 numpy arrays of ascending pool positions.
+// calibration draw, the V-filter, the gated reward-aware operators, the mean-cost certificate,
+// the guarantee validation harness and the certificate at several budgets. Results are Records
+// (dicts whose keys read as attributes); index arrays are int64 numpy arrays of ascending pool
+// positions.
 
 #include <curation/curation.hpp>
 #include <curation/validation.hpp>
@@ -9,6 +10,7 @@
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <limits>
@@ -341,6 +343,106 @@ void bind_validation(py::module_& m) {
       "the same seed whatever the thread count.");
 }
 
+// Several budgets from one cost-banded sample (docs/several-budgets.md): the fields of
+// `ltt certify --budgets --json` without the program's output and inputs, each budget's entry an
+// ltt.Certificate with its .selection.
+void bind_several_budgets(py::module_& m) {
+  m.def(
+      "certify_budgets",
+      [](py::handle scores, py::handle calib_ids, py::handle budgets, py::object calib_costs,
+         py::object calib_bands, py::object alphas, double alpha, double delta,
+         const std::string& procedure, py::object grid, std::int64_t min_selection,
+         bool drop_unsafe_calibration, py::object ids, bool triple) {
+        constexpr std::string_view fn = "certify_budgets";
+        const std::vector<double> g = real_vector(scores, fn, "scores");
+        const std::vector<std::int64_t> pool = pool_ids(ids, g.size(), fn);
+        const std::vector<std::int64_t> label_ids = count_vector(calib_ids, fn, "calib_ids");
+        const std::vector<double> b = real_vector(budgets, fn, "budgets");
+        if (calib_costs.is_none() == calib_bands.is_none())
+          throw py::value_error(prefix(fn, "calib_costs") +
+                                " and calib_bands: give exactly one (the labeled episodes' "
+                                "costs, or their bands: how many budgets each cost exceeds)");
+        cur::SeveralBudgetsOptions o;
+        o.alphas = alphas.is_none() ? std::vector<double>(b.size(), alpha)
+                                    : real_vector(alphas, fn, "alphas");
+        o.delta = delta;
+        o.procedure = budget_procedure_from_name(procedure, fn);
+        o.quantiles = grid_quantiles(grid, fn);
+        o.minimum_selection = min_selection;
+        o.drop_unsafe_calibration = drop_unsafe_calibration;
+        cur::check_budgets(fn, b);
+        const cur::BandedCalibration banded =
+            calib_costs.is_none()
+                ? cur::banded_calibration_from_bands(pool, label_ids,
+                                                     count_vector(calib_bands, fn, "calib_bands"),
+                                                     static_cast<std::int64_t>(b.size()))
+                : cur::banded_calibration_from_costs(
+                      pool, label_ids, real_vector(calib_costs, fn, "calib_costs"), b);
+        cur::SeveralBudgetsSelection r;
+        std::vector<std::optional<ltt::CertificateTriple>> triples;
+        {
+          py::gil_scoped_release release;
+          r = cur::several_budgets_selection(g, banded, o);
+          for (const cur::CalibratedSelection& s : r.budgets) {
+            const cur::Certificate& c = s.certificate;
+            std::optional<ltt::CertificateTriple> t;
+            if (triple && c.certified) {
+              // Priced on the first selection S_1 at the budget's alpha and level, as
+              // `ltt certify --budgets` does.
+              const cur::CertificateStep& s1 = c.steps.front();
+              t = ltt::certificate_triple(c.pool_size, s1.N, s1.m, s1.k, c.calibration_size,
+                                          c.alpha, c.delta);
+            }
+            triples.push_back(t);
+          }
+        }
+        py::dict d;
+        d["procedure"] = std::string(ltt::budget_procedure_name(r.procedure));
+        d["delta"] = r.delta;
+        d["levels"] = r.levels;
+        d["joint_pvalues"] = r.procedure == ltt::BudgetProcedure::one_threshold
+                                 ? py::object(py::cast(r.joint_pvalues))
+                                 : py::object(py::none());
+        bool all = true;
+        py::list entries;
+        for (std::size_t k = 0; k < r.budgets.size(); ++k) {
+          all = all && r.budgets[k].certificate.certified;
+          // The budget and its level first, then the certificate's fields, as the program
+          // writes each entry.
+          const py::object fields = certificate_object(r.budgets[k], triples[k]);
+          py::dict e;
+          e["budget"] = b[k];
+          e["level"] = r.levels[k];
+          for (const auto item : py::reinterpret_borrow<py::dict>(fields))
+            e[item.first] = item.second;
+          py::object cert = record_types().certificate(e);
+          cert.attr("selection") = fields.attr("selection");
+          entries.append(cert);
+        }
+        d["certified"] = all;
+        d["budgets"] = entries;
+        return make_record(d);
+      },
+      py::arg("scores"), py::arg("calib_ids"), py::arg("budgets"), py::kw_only(),
+      py::arg("calib_costs") = py::none(), py::arg("calib_bands") = py::none(),
+      py::arg("alphas") = py::none(), py::arg("alpha") = 0.25, py::arg("delta") = 0.1,
+      py::arg("procedure") = "one_threshold", py::arg("grid") = py::none(),
+      py::arg("min_selection") = 50, py::arg("drop_unsafe_calibration") = false,
+      py::arg("ids") = py::none(), py::arg("triple") = true,
+      "certify_budgets(scores, calib_ids, budgets, *, calib_costs=None, calib_bands=None, "
+      "alphas=None, alpha=0.25, delta=0.1, procedure='one_threshold', grid=None, "
+      "min_selection=50, drop_unsafe_calibration=False, ids=None, triple=True)\n\n"
+      "The calibrated selection at several budgets b_1 < ... < b_K from one labeled sample "
+      "(docs/several-budgets.md). Give the labeled episodes' costs (calib_costs) or their bands "
+      "(calib_bands: how many budgets each cost exceeds, 0..K). alphas: one per budget (default "
+      "alpha for all). procedure: 'one_threshold' (one threshold certified for every budget at "
+      "once, at the full delta) or 'one_threshold_per_budget' (each budget its own threshold, "
+      "delta split across the budgets). Returns a Record with the fields of "
+      "`ltt certify --budgets --json` (procedure, delta, levels, joint_pvalues, certified: every "
+      "budget certified, budgets): budgets[k] is an ltt.Certificate for b_k with its budget, "
+      "level and .selection. With one budget it is ltt.certify's certificate.");
+}
+
 }  // namespace
 
 void bind_curation(py::module_& m) {
@@ -349,6 +451,7 @@ void bind_curation(py::module_& m) {
   bind_gates(m);
   bind_mean_cost(m);
   bind_validation(m);
+  bind_several_budgets(m);
 }
 
 }  // namespace ltt::python

@@ -176,6 +176,40 @@ void bind_rate(py::module_& m) {
         py::arg("alpha"), py::arg("delta"), py::arg("target_rate"),
         py::call_guard<py::gil_scoped_release>(),
         "Smallest n with certification_rate(...) >= target_rate, or None if even n = N misses.");
+  // --- joint_certification_rate.hpp (several budgets) ----------------------------------------
+  m.def(
+      "several_budgets_rate",
+      [](const std::string& procedure, std::int64_t N, std::int64_t N1, py::handle U1,
+         std::int64_t n, py::handle alphas, double delta) {
+        constexpr std::string_view fn = "several_budgets_rate";
+        const ltt::BudgetProcedure p = budget_procedure_from_name(procedure, fn);
+        const std::vector<std::int64_t> u = count_vector(U1, fn, "U1");
+        const std::vector<double> a = real_vector(alphas, fn, "alphas");
+        py::gil_scoped_release release;
+        return ltt::several_budgets_rate(p, N, N1, u, n, a, delta);
+      },
+      py::arg("procedure"), py::arg("N"), py::arg("N1"), py::arg("U1"), py::arg("n"),
+      py::arg("alphas"), py::arg("delta"),
+      "Probability that n uniform labels certify every budget (closed form, "
+      "docs/several-budgets.md): procedure 'one_threshold' or 'one_threshold_per_budget'; U1[k] "
+      "and alphas[k] are budget k's unsafe count in the first selection (N1 of N) and its alpha, "
+      "the tightest budget first.");
+  m.def(
+      "joint_label_budget",
+      [](const std::string& procedure, std::int64_t N, std::int64_t N1, py::handle U1,
+         py::handle alphas, double delta, double target_rate) {
+        constexpr std::string_view fn = "joint_label_budget";
+        const ltt::BudgetProcedure p = budget_procedure_from_name(procedure, fn);
+        const std::vector<std::int64_t> u = count_vector(U1, fn, "U1");
+        const std::vector<double> a = real_vector(alphas, fn, "alphas");
+        py::gil_scoped_release release;
+        const std::vector<double> levels =
+            ltt::budget_levels(p, delta, static_cast<std::int64_t>(u.size()));
+        return ltt::joint_label_budget(N, N1, u, a, levels, target_rate);
+      },
+      py::arg("procedure"), py::arg("N"), py::arg("N1"), py::arg("U1"), py::arg("alphas"),
+      py::arg("delta"), py::arg("target_rate"),
+      "Smallest n with several_budgets_rate(...) >= target_rate, or None if even n = N misses.");
   m.def(
       "certification_rate_curve",
       [](std::int64_t N, std::int64_t N1, std::int64_t U1, double alpha, double delta,
