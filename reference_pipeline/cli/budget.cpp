@@ -61,18 +61,23 @@ struct Request {
   std::int64_t n_max = 0;
 };
 
+// --curve and --n-max: the curve's last n (default N), checked against N and the maximum.
+std::int64_t read_curve_extent(const Arguments& args, std::int64_t N, bool curve) {
+  if (args.given("n-max") && !curve) throw BadInput("--n-max needs --curve");
+  if (args.given("n-max")) require_not_above(args, "n-max", "N");
+  if (curve && !args.given("n-max") && N > max_curve_points)
+    throw BadInput(cat("--n-max: the curve runs to N = ", std::to_string(N),
+                       " by default, above the maximum ", std::to_string(max_curve_points),
+                       "; give --n-max"));
+  return args.optional_count("n-max").value_or(N);
+}
+
 Request read_request(const Arguments& args) {
   Request r;
   r.q = read_first_selection(args);
   r.curve = args.flag("curve");
-  if (args.given("n-max") && !r.curve) throw BadInput("--n-max needs --curve");
-  if (args.given("n-max")) require_not_above(args, "n-max", "N");
-  if (r.curve && !args.given("n-max") && r.q.N > max_curve_points)
-    throw BadInput(cat("--n-max: the curve runs to N = ", std::to_string(r.q.N),
-                       " by default, above the maximum ", std::to_string(max_curve_points),
-                       "; give --n-max"));
+  r.n_max = read_curve_extent(args, r.q.N, r.curve);
   r.target = args.real("target");
-  r.n_max = args.optional_count("n-max").value_or(r.q.N);
   if (r.target > max_budget_target)
     throw BadInput(cat("--target: ", shortest(r.target), " exceeds the maximum ",
                        shortest(max_budget_target),
