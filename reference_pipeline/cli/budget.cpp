@@ -35,7 +35,9 @@ const Command& budget_command() {
         false,
         max_curve_points,
         "the curve evaluates the rate at every n"},
-       budgets_flag, alphas_flag, procedure_flag});
+       budgets_flag,
+       alphas_flag,
+       procedure_flag});
   static const Command command{
       "budget",
       "The label budget: the smallest number n of calibration labels whose certification\n"
@@ -48,7 +50,7 @@ const Command& budget_command() {
       "--budgets b1,b2,... with --U1 u1,u2,...: the smallest n at which every budget is\n"
       "certified from the same labels with probability >= --target (--procedure, --alphas as\n"
       "for ltt rate), found by evaluating the joint rate at every n from the largest of the\n"
-      "budgets' own label budgets up to the answer.",
+      "budgets' own label budgets up to the answer; --curve gives the joint rate at every n.",
       flags};
   return command;
 }
@@ -158,21 +160,30 @@ void write_budget_summary(std::ostream& out, const Request& r, const Budget& b) 
 inline constexpr std::int64_t max_budgets_pool = std::int64_t{1} << 20;
 
 int run_several_budgets(const Invocation& call, const Arguments& args) {
-  for (const std::string_view flag : {"curve", "n-max"})
-    if (args.given(flag)) throw BadInput(cat("--", flag, " does not apply to --budgets"));
   const BudgetsQuestion q = read_budgets_question(args);
   if (q.N > max_budgets_pool)
     throw BadInput(cat("--N: ", std::to_string(q.N), " exceeds the maximum ",
                        std::to_string(max_budgets_pool),
                        " with --budgets (the search evaluates the joint rate at every n)"));
+  const bool curve = args.flag("curve");
+  const std::int64_t n_max = read_curve_extent(args, q.N, curve);
   const double target = args.real("target");
   if (target > max_budget_target)
-    throw BadInput(cat("--target: ", shortest(target), " exceeds the maximum ",
-                       shortest(max_budget_target)));
-  const std::optional<std::int64_t> n =
-      with_status(call, cat("searching n = 0..", std::to_string(q.N), " for the budget"), [&] {
-        return ltt::joint_label_budget(q.N, q.N1, q.U1, q.alphas, q.levels, target);
-      });
+    throw BadInput(
+        cat("--target: ", shortest(target), " exceeds the maximum ", shortest(max_budget_target)));
+  const std::optional<std::int64_t> n = with_status(
+      call, cat("searching n = 0..", std::to_string(q.N), " for the budget"),
+      [&] { return ltt::joint_label_budget(q.N, q.N1, q.U1, q.alphas, q.levels, target); });
+  // The joint rate at every n of the curve: one joint_certification_rate each.
+  std::vector<double> joint_curve;
+  if (curve)
+    joint_curve =
+        with_status(call, cat("computing rate(n) for n = 0..", std::to_string(n_max)), [&] {
+          std::vector<double> c;
+          for (std::int64_t m = 0; m <= n_max; ++m)
+            c.push_back(ltt::joint_certification_rate(q.N, q.N1, q.U1, m, q.alphas, q.levels));
+          return c;
+        });
   std::optional<double> rate;
   std::vector<double> own;
   if (n) {
@@ -200,8 +211,20 @@ int run_several_budgets(const Invocation& call, const Arguments& args) {
           .field("null_boundary", ltt::null_boundary(q.N1, q.alphas[k]))
           .field("rate_at_budget", n ? std::optional(own[k]) : std::nullopt)
           .end_object();
-    json.end_array().end_object();
+    json.end_array();
+    if (curve) {
+      json.field("n_max", n_max).key("curve").begin_array();
+      for (const double r : joint_curve) json.value(r);
+      json.end_array();
+    }
+    json.end_object();
     call.out << '\n';
+    return 0;
+  }
+  if (curve) {
+    call.out << "n,rate\n";
+    for (std::size_t m = 0; m < joint_curve.size(); ++m)
+      call.out << m << ',' << shortest(joint_curve[m]) << '\n';
     return 0;
   }
   if (n)

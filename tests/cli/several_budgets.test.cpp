@@ -247,12 +247,48 @@ TEST_CASE("ltt budget --budgets: the library's joint label budget, refusals in o
   REQUIRE(none.code == 0);
   CHECK(json_object(none.out).at("budget") == "null");
   const std::string base = "budget --N 3000 --N1 451 --target 0.8 ";
-  refused_budgets_input(base + "--U1 70,30,8 --budgets 20,40,80 --curve", "--curve");
+  refused_budgets_input(base + "--U1 70,30,8 --budgets 20,40,80 --n-max 9", "--n-max");
+  refused_budgets_input(
+      "budget --N 20000 --N1 451 --target 0.8 --U1 70,30,8 --budgets 20,40,80 "
+      "--curve",
+      "--n-max");
   refused_budgets_input(base + "--U1 70,30 --budgets 20,40,80", "--U1");
   refused_budgets_input(base + "--U1 70,80,8 --budgets 20,40,80", "--U1");
   refused_budgets_input("budget --N 2000000 --N1 451 --target 0.8 --U1 70,30 --budgets 20,40",
                         "--N");
   refused_budgets_input(base + "--U1 70 --procedure per-budget", "--procedure");
+}
+
+TEST_CASE("ltt budget --budgets --curve: the joint rate at every n, the library's to the bit") {
+  const std::vector<std::int64_t> U1{70, 30, 8};
+  const std::vector<double> alphas{0.25, 0.2, 0.1};
+  const std::vector<double> levels =
+      ltt::budget_levels(ltt::BudgetProcedure::one_threshold_per_budget, 0.1, 3);
+  const Result r = run_ltt(
+      "budget --N 3000 --N1 451 --U1 70,30,8 --target 0.5 --budgets 20,40,80 --alphas "
+      "0.25,0.2,0.1 --procedure per-budget --curve --n-max 400");
+  REQUIRE(r.code == 0);
+  std::istringstream csv(r.out);
+  std::string line;
+  REQUIRE(std::getline(csv, line));
+  CHECK(line == "n,rate");
+  std::int64_t n = 0, between = 0;
+  for (; std::getline(csv, line); ++n) {
+    CAPTURE(line);
+    REQUIRE(line.starts_with(std::to_string(n) + ","));
+    const double rate = ltt::joint_certification_rate(3000, 451, U1, n, alphas, levels);
+    CHECK(number(line.substr(line.find(',') + 1)) == rate);
+    between += rate > 0.0 && rate < 1.0;
+  }
+  CHECK(n == 401);
+  CHECK(between > 100);  // the curve rises through (0, 1) inside the range shown
+  const Result json = run_ltt(
+      "budget --N 3000 --N1 451 --U1 70,30,8 --target 0.5 --budgets 20,40,80 --alphas "
+      "0.25,0.2,0.1 --procedure per-budget --curve --n-max 400 --json");
+  REQUIRE(json.code == 0);
+  const auto fields = json_object(json.out);
+  CHECK(fields.at("n_max") == "400");
+  CHECK(numbers(fields.at("curve")).size() == 401);
 }
 
 }  // namespace several_budgets_cli_budget_test
