@@ -15,8 +15,11 @@
 //    which rejects whenever Hoeffding-Serfling does and needs fewer labels when the costs vary
 //    less than a two-point split of the range (docs/bounds.md has the measured saving). It
 //    reads the sample in draw order, which must be uniformly random given the m_j items: the
-//    calibration is put in one order by a Fisher-Yates shuffle seeded with options.order_seed
-//    (fix the seed before the labels are seen), and step j reads its m_j costs in that order.
+//    calibration is put in one order by a Fisher-Yates shuffle seeded with options.order_seed,
+//    and step j reads its m_j costs in that order. The guarantee counts the shuffle's
+//    randomness as it counts the calibration draw's: pick the seed at random, before the labels
+//    are seen. (Whatever the order, the betting walk rejects every step Hoeffding-Serfling
+//    rejects; only its further rejections lean on the order being random.)
 //
 // A rejection certifies, with the same reading as Proposition "guarantee": with probability
 // at least 1 - delta it is not the case that a threshold is certified and the returned
@@ -39,6 +42,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -50,6 +54,13 @@ enum class MeanCostBound { hoeffding_serfling, betting };
 
 constexpr std::string_view mean_cost_bound_name(MeanCostBound bound) {
   return bound == MeanCostBound::betting ? "betting" : "hoeffding_serfling";
+}
+
+inline MeanCostBound parse_mean_cost_bound(std::string_view name) {
+  if (name == "hoeffding_serfling") return MeanCostBound::hoeffding_serfling;
+  if (name == "betting") return MeanCostBound::betting;
+  detail::invalid("ltt::curation::parse_mean_cost_bound", "bound", std::string(name),
+                  "must be hoeffding_serfling or betting");
 }
 
 struct MeanCostOptions {
