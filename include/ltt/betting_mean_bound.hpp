@@ -105,8 +105,14 @@ inline double betting_mean_pvalue(std::span<const double> sample_costs, std::int
     const double left = static_cast<double>(population - i + 1);
     const double mu = (target - sum.value()) / left;
     if (s > 0.0 && i < population && mu > 0.0 && mu < 1.0) {
-      const double a = -std::expm1(-s / static_cast<double>(population - i));
-      log_capital += std::log1p(-a * x) - std::log1p(-a * mu);
+      // log(1 - a y) = log((1 - y) + y e^{-s_i}): log1p while a is small, the second form once
+      // a nears 1 (s_i grows like N / (N - i)), where a rounds to 1 and log1p(-a) to -inf.
+      const double s_i = s / static_cast<double>(population - i);
+      const double a = -std::expm1(-s_i), e = std::exp(-s_i);
+      const auto log_chord = [a, e](double y) {
+        return a < 0.5 ? std::log1p(-a * y) : std::log((1.0 - y) + y * e);
+      };
+      log_capital += log_chord(x) - log_chord(mu);
       best = std::max(best, log_capital);
     }
     sum.add(x);

@@ -73,6 +73,15 @@ TEST_CASE("betting_mean_pvalue: certain outcomes") {
   const std::vector<double> census{0.25, 0.75, 0.5, 0.5};
   CHECK(ltt::betting_mean_pvalue(census, 4, 0.5, 1.0, 0.1) > 0.0);
   CHECK(ltt::betting_mean_pvalue(census, 4, 0.5 + 1e-6, 1.0, 0.1) == 0.0);
+  // delta = 1e-300 makes the bets nearly all-in (a_i = 1 - e^{-s_i} with s_i about 1.7 here,
+  // and 74 for a single draw, where a_i rounds to 1): a draw at the top of the range costs
+  // almost all the capital, yet the p-value stays a number, and a sample Hoeffding-Serfling
+  // rejects at that level is still rejected.
+  std::vector<double> steep(2000, 0.0);
+  steep[0] = 1.0;
+  REQUIRE(ltt::hoeffding_serfling_pvalue(steep, 100000, 0.5, 1.0) <= 1e-300);
+  CHECK(ltt::betting_mean_pvalue(steep, 100000, 0.5, 1.0, 1e-300) <= 1e-300);
+  CHECK(ltt::betting_mean_pvalue(std::vector<double>{1.0}, 100000, 0.5, 1.0, 1e-300) == 1.0);
   // Draws above the null's mean only lose capital: p = 1.
   CHECK(ltt::betting_mean_pvalue(std::vector<double>{0.9, 0.8}, 100, 0.5, 1.0, 0.1) == 1.0);
 }
