@@ -34,7 +34,8 @@
 // W >= sqrt(ln(1/delta) V_n / 2) implies: at level delta this test rejects every sample that
 // Hoeffding-Serfling rejects, up to rounding. Beyond that it gains on samples of small
 // variance: log(1 - a x) exceeds -s x by about s^2 x (1 - x) / 2, which (1) throws away.
-// The bet depends on delta and on the planned sample size h, never on the draws, so it is
+// (A step that bets nothing, below, satisfies (1) too when mu_i <= 0.) s depends only on delta
+// and the planned sample size h, and lambda_i on the past draws through mu_i, so the bet is
 // predictable; a run that stops before or after h is still valid, only tuned for h.
 //
 // Certain outcomes. Once S_t + (N - t) < N b (even items all of cost range cannot lift the
