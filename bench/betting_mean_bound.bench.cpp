@@ -5,8 +5,9 @@
 // platform and its standard deviation is at most a quarter of the range. For each seed the pool
 // is put in a uniformly random draw order; a bound certifies with m labels when the first m
 // draws give p <= delta. m50 (m90) is the smallest m at which at least half (90%) of the seeds
-// certify: the labels a fixed-size calibration needs to certify with that probability. Prints
-// a Markdown table with the ratios betting / Hoeffding-Serfling. Not a timing benchmark; run as
+// certify: the labels a fixed-size calibration needs to certify with that probability, with a
+// 95% interval from the certification rates. Prints a Markdown table with the ratios
+// betting / Hoeffding-Serfling. Not a timing benchmark; run as
 // `bench_betting_mean_bound [seeds]` (default 200).
 
 #include <ltt/betting_mean_bound.hpp>
@@ -53,16 +54,33 @@ std::vector<Shape> shapes() {
   };
 }
 
-// Smallest m at which at least `share` of the seeds certify; 0 if none up to the cap.
-std::int64_t labels_for(const std::vector<std::vector<std::uint8_t>>& certified, double share) {
+// Smallest m at which at least `share` of the seeds certify, with an interval: the smallest m
+// whose certification rate's two-sided 95% Clopper-Pearson interval reaches above `share`
+// (low end) and lies wholly above it (high end). 0 if none up to the cap.
+struct Labels {
+  std::int64_t m = 0, low = 0, high = 0;
+};
+
+Labels labels_for(const std::vector<std::vector<std::uint8_t>>& certified, double share) {
   const std::size_t cap = certified.front().size();
+  const auto draws = static_cast<std::int64_t>(certified.size());
+  Labels l;
   for (std::size_t m = 1; m < cap; ++m) {
-    std::size_t k = 0;
+    std::int64_t k = 0;
     for (const auto& seed : certified) k += seed[m];
-    if (static_cast<double>(k) >= share * static_cast<double>(certified.size()))
-      return static_cast<std::int64_t>(m);
+    const auto at = static_cast<std::int64_t>(m);
+    if (l.low == 0 && ltt::clopper_pearson_upper(k, draws, 0.025) >= share) l.low = at;
+    if (l.m == 0 && static_cast<double>(k) >= share * static_cast<double>(draws)) l.m = at;
+    if (l.high == 0 && ltt::clopper_pearson_lower(k, draws, 0.025) > share) l.high = at;
   }
-  return 0;
+  return l;
+}
+
+// 0 (not reached below the cap) prints as "-".
+std::string count(std::int64_t m) { return m > 0 ? std::to_string(m) : "-"; }
+
+std::string show(const Labels& l) {
+  return count(l.m) + " [" + count(l.low) + ", " + count(l.high) + "]";
 }
 
 }  // namespace
@@ -104,13 +122,22 @@ int main(int argc, char** argv) {
       }
       const auto h50 = labels_for(hs, 0.5), b50 = labels_for(bet, 0.5);
       const auto h90 = labels_for(hs, 0.9), b90 = labels_for(bet, 0.9);
-      const double r50 = static_cast<double>(b50) / static_cast<double>(h50);
-      const double r90 = static_cast<double>(b90) / static_cast<double>(h90);
-      worst = std::max({worst, r50, r90});
-      std::printf("| %s | %.3f | %.2f | %lld | %lld | %.2f | %lld | %lld | %.2f |\n",
-                  shape.name.c_str(), sd, margin, static_cast<long long>(h50),
-                  static_cast<long long>(b50), r50, static_cast<long long>(h90),
-                  static_cast<long long>(b90), r90);
+      // The ratio's interval divides the ends of the two intervals crosswise.
+      const auto ratio = [](const Labels& b, const Labels& h) {
+        const auto part = [](std::int64_t num, std::int64_t den) {
+          if (num <= 0 || den <= 0) return std::string("-");
+          char buf[16];
+          std::snprintf(buf, sizeof buf, "%.2f",
+                        static_cast<double>(num) / static_cast<double>(den));
+          return std::string(buf);
+        };
+        return part(b.m, h.m) + " [" + part(b.low, h.high) + ", " + part(b.high, h.low) + "]";
+      };
+      worst = std::max({worst, static_cast<double>(b50.m) / static_cast<double>(h50.m),
+                        static_cast<double>(b90.m) / static_cast<double>(h90.m)});
+      std::printf("| %s | %.3f | %.2f | %s | %s | %s | %s | %s | %s |\n", shape.name.c_str(), sd,
+                  margin, show(h50).c_str(), show(b50).c_str(), ratio(b50, h50).c_str(),
+                  show(h90).c_str(), show(b90).c_str(), ratio(b90, h90).c_str());
     }
   }
   std::printf("\ndelta = %.2f, %d seeds per row; largest ratio %.2f\n", delta, seeds, worst);
