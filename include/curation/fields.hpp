@@ -228,6 +228,8 @@ void fields(const MeanCostStep& s, Visit&& visit) {
   visit("N", s.N);
   visit("m", s.m);
   visit("sample_mean_cost", s.sample_mean_cost);
+  visit("p_hoeffding_serfling", s.p_hoeffding_serfling);
+  visit("p_betting", s.p_betting);
   visit("p", s.p);
   visit("rejected", s.rejected);
 }
@@ -237,6 +239,8 @@ void fields(const MeanCostCertificate& c, Visit&& visit) {
   visit("budget", c.budget);
   visit("range", c.range);
   visit("delta", c.delta);
+  visit("bound", mean_cost_bound_name(c.bound));
+  visit("order_seed", c.order_seed);
   visit("pool_size", c.pool_size);
   visit("calibration_size", c.calibration_size);
   visit("grid_size", c.grid_size);

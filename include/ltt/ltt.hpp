@@ -1,5 +1,6 @@
 #pragma once
 // Umbrella header for the statistics layer of ltt (include/ltt/).
+#include <ltt/betting_mean_bound.hpp>
 #include <ltt/bounds.hpp>
 #include <ltt/certificate_triple.hpp>
 #include <ltt/certification_rate.hpp>

@@ -93,6 +93,14 @@ def maurer_pontil_upper(x: npt.ArrayLike, range: float, delta: float) -> float: 
 def hoeffding_serfling_pvalue(
     sample_costs: npt.ArrayLike, population: int, budget: float, range: float
 ) -> float: ...
+def betting_mean_pvalue(
+    sample_costs: npt.ArrayLike,
+    population: int,
+    budget: float,
+    range: float,
+    delta: float,
+    horizon: int = 0,
+) -> float: ...
 def resampled_unsafe_bound(alpha: float, kappa: float) -> float: ...
 def certification_rate(N: int, N1: int, U1: int, n: int, alpha: float, delta: float) -> float: ...
 def label_budget(
@@ -231,6 +239,9 @@ def mean_cost_certificate(
     range: float,
     delta: float = 0.1,
     grid: npt.ArrayLike | None = None,
+    *,
+    bound: Literal["hoeffding_serfling", "betting"] = "hoeffding_serfling",
+    order_seed: int = 0,
 ) -> Record: ...
 def validate_guarantee(
     scores: npt.ArrayLike,

@@ -280,20 +280,25 @@ void bind_mean_cost(py::module_& m) {
   m.def(
       "mean_cost_certificate",
       [](py::handle scores, py::handle calibration_index, py::handle calibration_cost,
-         double budget, double range, double delta, py::object grid) {
+         double budget, double range, double delta, py::object grid, const std::string& bound,
+         std::uint64_t order_seed) {
         constexpr std::string_view fn = "mean_cost_certificate";
         const std::vector<double> g = real_vector(scores, fn, "scores");
         const std::vector<std::int64_t> index =
             count_vector(calibration_index, fn, "calibration_index");
         const std::vector<double> cost = real_vector(calibration_cost, fn, "calibration_cost");
         const cur::ThresholdGrid tg = cur::threshold_grid(g, grid_quantiles(grid, fn));
-        return record(cur::mean_cost_certificate(tg, g, index, cost, budget, range, delta));
+        return record(cur::mean_cost_certificate(tg, g, index, cost, budget, range, delta,
+                                                 {cur::parse_mean_cost_bound(bound), order_seed}));
       },
       py::arg("scores"), py::arg("calibration_index"), py::arg("calibration_cost"),
       py::arg("budget"), py::arg("range"), py::arg("delta") = 0.1, py::arg("grid") = py::none(),
-      "The mean-cost certificate (Hoeffding-Serfling p-values on the same grid and walk). "
-      "calibration_index: pool positions of the calibration trajectories; calibration_cost: their "
-      "episodic costs in [0, range].");
+      py::kw_only(), py::arg("bound") = "hoeffding_serfling", py::arg("order_seed") = 0,
+      "The mean-cost certificate on the same grid and walk; every step records the "
+      "Hoeffding-Serfling and the betting p-value, and the walk tests the one `bound` names "
+      "('hoeffding_serfling' or 'betting'). calibration_index: pool positions of the calibration "
+      "trajectories; calibration_cost: their episodic costs in [0, range]; order_seed: the "
+      "seeded draw order the betting p-value reads.");
 }
 
 void bind_validation(py::module_& m) {

@@ -163,6 +163,19 @@ void bind_bounds(py::module_& m) {
       },
       py::arg("sample_costs"), py::arg("population"), py::arg("budget"), py::arg("range"),
       "p-value for H0 'the mean cost exceeds budget' from a without-replacement sample.");
+  m.def(
+      "betting_mean_pvalue",
+      [](py::handle sample_costs, std::int64_t population, double budget, double range,
+         double delta, std::int64_t horizon) {
+        return ltt::betting_mean_pvalue(
+            real_vector(sample_costs, "betting_mean_pvalue", "sample_costs"), population, budget,
+            range, delta, horizon);
+      },
+      py::arg("sample_costs"), py::arg("population"), py::arg("budget"), py::arg("range"),
+      py::arg("delta"), py::arg("horizon") = 0,
+      "Anytime-valid betting p-value for H0 'the mean cost is at least budget' from a "
+      "without-replacement sample in draw order, tuned for level delta and `horizon` draws "
+      "(0: the sample's size).");
   m.def("resampled_unsafe_bound", &ltt::resampled_unsafe_bound, py::arg("alpha"), py::arg("kappa"),
         "Unsafe mass after return-weighted resampling with weights in [e^-kappa, e^kappa].");
 }

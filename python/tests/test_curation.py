@@ -129,6 +129,32 @@ def test_mean_cost_certificate(pool):
         ltt.mean_cost_certificate(score, calib, np.full(300, 200.0), 30.0, 100.0)
 
 
+def test_mean_cost_certificate_betting(pool):
+    # Both p-values are recorded at every step; the walk tests the one `bound` names, and the
+    # betting walk, rejecting whatever Hoeffding-Serfling rejects, goes at least as deep.
+    score, unsafe, _ = pool
+    rng = np.random.default_rng(3)
+    cost = 20.0 + rng.random(len(score)) * 20 + np.where(unsafe, 10.0, 0.0)
+    calib = ltt.draw_calibration(len(score), 300, seed=3)
+    hs = ltt.mean_cost_certificate(score, calib, cost[calib], 40.0, 100.0, order_seed=8)
+    bet = ltt.mean_cost_certificate(score, calib, cost[calib], 40.0, 100.0, bound="betting", order_seed=8)
+    assert (hs.bound, bet.bound, bet.order_seed) == ("hoeffding_serfling", "betting", 8)
+    for a, b in zip(hs.steps, bet.steps):
+        assert a["p"] == a["p_hoeffding_serfling"] == b["p_hoeffding_serfling"]
+        assert b["p"] == b["p_betting"] == a["p_betting"]
+        if a["p_hoeffding_serfling"] <= 0.1:
+            assert b["p_betting"] <= 0.1
+    assert len(bet.steps) >= len(hs.steps)
+    if hs.certified:
+        assert bet.certified and bet.certified_step >= hs.certified_step
+    # Costs with a spread far below a two-point split of the range (sd about 8 of 100), mean
+    # 30 to 32 on the grid's selections: the 300 labels do not let Hoeffding-Serfling certify a
+    # budget of 40, and do let betting.
+    assert not hs.certified and bet.certified
+    with pytest.raises(ValueError, match="'bound' = hoeffding must be hoeffding_serfling or betting"):
+        ltt.mean_cost_certificate(score, calib, cost[calib], 40.0, 100.0, bound="hoeffding")
+
+
 def test_validation_harness(pool):
     score, unsafe, _ = pool
     v = ltt.validate_guarantee(score, unsafe, draws=300, seed=4, calibration_size=150, threads=2)

@@ -120,6 +120,23 @@ def test_maurer_pontil_and_hoeffding_serfling_formulas():
     assert ltt.hoeffding_serfling_pvalue(x, 100, 1.0, r) == 1.0
 
 
+def test_betting_mean_pvalue():
+    # N = 4, draws 0 then 0.5, budget 0.5, delta 0.1: the capital recomputed from its
+    # definition (include/ltt/betting_mean_bound.hpp), tuned for 2 draws.
+    v = 1 / 9 + 1 / 4
+    s = math.sqrt(8 * math.log(10) / v)
+    a1, a2 = -math.expm1(-s / 3), -math.expm1(-s / 2)
+    k1 = 1 / (1 - a1 * 0.5)
+    k2 = k1 * (1 - a2 * 0.5) / (1 - a2 * 2 / 3)
+    assert ltt.betting_mean_pvalue([0.0, 0.5], 4, 0.5, 1.0, 0.1) == pytest.approx(1 / max(k1, k2), rel=1e-14)
+    assert ltt.betting_mean_pvalue([0.0, 0.0, 0.0], 4, 0.5, 1.0, 0.1) == 0.0  # H0 impossible
+    x = np.array([0.0, 1.0, 2.0, 0.5, 3.0, 1.5, 0.25, 2.5])
+    assert ltt.hoeffding_serfling_pvalue(x, 100, 2.6, 4.0) <= 0.2  # so betting rejects too
+    assert ltt.betting_mean_pvalue(x, 100, 2.6, 4.0, 0.2) <= 0.2
+    with pytest.raises(ValueError, match="'horizon' = 101 must not exceed population = 100"):
+        ltt.betting_mean_pvalue(x, 100, 2.4, 4.0, 0.2, horizon=101)
+
+
 def test_resampled_unsafe_bound():
     a, kappa = 0.25, 1.0
     want = math.exp(2 * kappa) * a / (math.exp(2 * kappa) * a + 1 - a)

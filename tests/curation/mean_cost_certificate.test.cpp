@@ -1,11 +1,14 @@
 // Tests for include/curation/mean_cost_certificate.hpp: a walk by hand with the
-// Hoeffding-Serfling p-values recomputed here, a step without evidence, a Monte Carlo check of
-// false certification on a pool with known costs, and argument checking.
+// Hoeffding-Serfling p-values recomputed here, a step without evidence, the betting option
+// (its p-values, its walk, and that it certifies at least as deep as Hoeffding-Serfling), a
+// Monte Carlo check of false certification under both bounds on a pool with known costs, and
+// argument checking.
 
 #include <curation/calibration.hpp>
 #include <curation/mean_cost_certificate.hpp>
 #include <curation/selection.hpp>
 #include <curation/threshold_grid.hpp>
+#include <ltt/betting_mean_bound.hpp>
 #include <ltt/bounds.hpp>
 
 #include <doctest/doctest.h>
@@ -17,6 +20,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -63,6 +67,7 @@ TEST_CASE("mean_cost_certificate: a walk by hand") {
     CHECK(c.steps[j].sample_mean_cost == doctest::Approx(mean[j]));
     CHECK(c.steps[j].p == doctest::Approx(serfling(static_cast<double>(m[j]),
                                                    static_cast<double>(N[j]), mean[j], 5, 10)));
+    CHECK(c.steps[j].p_hoeffding_serfling == c.steps[j].p);  // the default bound
     CHECK(c.steps[j].rejected == (j < 2));
   }
   CHECK(c.steps[0].p == doctest::Approx(0.4795).epsilon(1e-3));
@@ -72,6 +77,79 @@ TEST_CASE("mean_cost_certificate: a walk by hand") {
   CHECK(c.selection_size == 6);
   CHECK(c.calibration_size == 4);
   CHECK(c.grid_size == 3);
+  CHECK(c.bound == cur::MeanCostBound::hoeffding_serfling);
+}
+
+TEST_CASE("mean_cost_certificate: the betting bound's p-values and walk") {
+  // Equal costs inside each step make the draw order immaterial, so each p_betting can be
+  // recomputed here: scores 0..9, calibration 9, 8, 7 with cost 1 and 2 with cost 6 (range 10,
+  // budget 5); step 0 (S = {7..9}) holds three costs of 1, step 1 (S = {4..9}) the same three,
+  // step 2 (everything) adds the 6.
+  const auto g = ramp(10);
+  const auto grid = cur::threshold_grid(g, std::vector<double>{0.8, 0.5, 0.1});
+  const Positions idx{9, 8, 7, 2};
+  const std::vector<double> cost{1, 1, 1, 6};
+  const double delta = 0.3;
+  const auto hs = cur::mean_cost_certificate(grid, g, idx, cost, 5.0, 10.0, delta,
+                                             {cur::MeanCostBound::hoeffding_serfling, 11});
+  const auto bet = cur::mean_cost_certificate(grid, g, idx, cost, 5.0, 10.0, delta,
+                                              {cur::MeanCostBound::betting, 11});
+  REQUIRE(bet.steps.size() >= 2);
+  const std::vector<double> ones{1, 1, 1};
+  CHECK(bet.steps[0].p_betting == ltt::betting_mean_pvalue(ones, 3, 5.0, 10.0, delta));
+  CHECK(bet.steps[1].p_betting == ltt::betting_mean_pvalue(ones, 6, 5.0, 10.0, delta));
+  CHECK(bet.bound == cur::MeanCostBound::betting);
+  CHECK(bet.order_seed == 11);
+  for (std::size_t j = 0; j < bet.steps.size(); ++j) {
+    CAPTURE(j);
+    CHECK(bet.steps[j].p == bet.steps[j].p_betting);
+    CHECK(bet.steps[j].rejected == (bet.steps[j].p_betting <= delta));
+    if (j < hs.steps.size()) {
+      CHECK(bet.steps[j].p_hoeffding_serfling == hs.steps[j].p);
+      CHECK(bet.steps[j].p_betting == hs.steps[j].p_betting);  // recorded under either bound
+    }
+  }
+  // Step 0 (three costs of 1 out of 3) is a census below the budget: p_betting = 0, where
+  // Hoeffding-Serfling gives exp(-2 * 3 * 0.16 / (1/3)) = 0.056.
+  CHECK(bet.steps[0].N == 3);
+  CHECK(bet.steps[0].p_betting == 0.0);
+  CHECK(hs.steps[0].p == doctest::Approx(std::exp(-2.0 * 3 * 0.16 * 3)));
+}
+
+TEST_CASE("mean_cost_certificate: betting certifies at least as deep as Hoeffding-Serfling") {
+  // At every step the betting p-value (tuned for m_j at delta) rejects whenever
+  // Hoeffding-Serfling does, so its walk goes at least as far. Random pools of costs whose
+  // spread is below that of a two-point split, where it should also certify more often.
+  constexpr std::int64_t N = 400, n = 120;
+  const auto g = ramp(N);
+  const auto grid = cur::threshold_grid(g);
+  const double range = 10.0, budget = 5.0, delta = 0.1;
+  std::mt19937_64 rng(31);
+  std::int64_t hs_certified = 0, betting_certified = 0;
+  const int draws = 200;
+  for (int d = 0; d < draws; ++d) {
+    std::vector<double> cost(N);
+    for (std::int64_t i = 0; i < N; ++i)  // mean about 3 at the top score, 5 at the bottom
+      cost[static_cast<std::size_t>(i)] = std::uniform_real_distribution<double>(1.0, 7.0)(rng) +
+                                          2.0 * static_cast<double>(N - i) / N - 1.0;
+    const auto index = cur::draw_calibration(N, n, static_cast<std::uint64_t>(d) + 100);
+    std::vector<double> sample;
+    for (const auto i : index) sample.push_back(cost[static_cast<std::size_t>(i)]);
+    const auto hs = cur::mean_cost_certificate(grid, g, index, sample, budget, range, delta);
+    const auto bet = cur::mean_cost_certificate(grid, g, index, sample, budget, range, delta,
+                                                {cur::MeanCostBound::betting, 5});
+    for (const auto& step : bet.steps)
+      if (step.p_hoeffding_serfling <= delta) CHECK(step.p_betting <= delta);
+    if (hs.certified) {
+      REQUIRE(bet.certified);
+      CHECK(*bet.certified_step >= *hs.certified_step);
+    }
+    hs_certified += hs.certified;
+    betting_certified += bet.certified;
+  }
+  MESSAGE("certified: Hoeffding-Serfling " << hs_certified << ", betting " << betting_certified
+                                           << " of " << draws);
+  CHECK(betting_certified > hs_certified);
 }
 
 TEST_CASE("mean_cost_certificate: a step no calibration trajectory reaches has p = 1") {
@@ -116,6 +194,32 @@ TEST_CASE("mean_cost_certificate: false certification at most delta (Monte Carlo
   CHECK(ltt::clopper_pearson_lower(false_certified, draws, 1e-3) <= delta);
 }
 
+TEST_CASE("mean_cost_certificate: betting bound, false certification at most delta (Monte Carlo)") {
+  // The pool above with the budget a hair under the smallest selection mean (every step a
+  // true null); the calibration order is reseeded per draw. Betting is less conservative than
+  // Hoeffding-Serfling, so its false-certification rate is held to the Clopper-Pearson upper
+  // limit, not the lower one.
+  constexpr std::int64_t N = 600, n = 150, draws = ltt_test::monte_carlo_draws(3000);
+  const auto g = ramp(N);
+  std::vector<double> cost(N);
+  for (std::int64_t i = 0; i < N; ++i)
+    cost[static_cast<std::size_t>(i)] = (i % 3 == 0) ? 10.0 : 0.0;
+  const double budget = 3.28, range = 10.0, delta = 0.1;
+  const auto grid = cur::threshold_grid(g);
+  std::int64_t certified = 0;
+  for (std::int64_t d = 0; d < draws; ++d) {
+    const auto index = cur::draw_calibration(N, n, static_cast<std::uint64_t>(d) + 5);
+    std::vector<double> sample;
+    for (const auto i : index) sample.push_back(cost[static_cast<std::size_t>(i)]);
+    const auto c = cur::mean_cost_certificate(
+        grid, g, index, sample, budget, range, delta,
+        {cur::MeanCostBound::betting, static_cast<std::uint64_t>(d) + 9000});
+    certified += c.certified;
+  }
+  MESSAGE("mean-cost betting: certified (all false) " << certified << " of " << draws);
+  CHECK(ltt::clopper_pearson_upper(certified, draws, 1e-6) <= delta);
+}
+
 TEST_CASE("mean_cost_certificate: invalid input names the parameter") {
   const auto g = ramp(10);
   const auto grid = cur::threshold_grid(g);
@@ -150,4 +254,10 @@ TEST_CASE("mean_cost_certificate: invalid input names the parameter") {
       "calibration.index");
   check_throws_naming([&] { cur::mean_cost_certificate(grid, ramp(9), idx, cost, 5, 10, 0.1); },
                       "scores.size()");
+  check_throws_naming(
+      [&] {
+        cur::mean_cost_certificate(grid, g, idx, cost, 5, 10, 0.1,
+                                   {static_cast<cur::MeanCostBound>(7), 0});
+      },
+      "options.bound");
 }
