@@ -274,6 +274,7 @@ SeedResult run_seed(const Task& task, const BehaviorPool& pool, const PipelineOp
   static_cast<ScoreStage&>(r) = score(pool, options, seed, progress);
   lap("value");
   static_cast<CertifyStage&>(r) = certify(pool, r.scores, options, seed);
+  r.several_budgets = several_budgets(pool, r.scores, r, task, options);
   static_cast<CurateStage&>(r) = curate(pool, r.scores, r, options, seed);
   static_cast<Diagnostics&>(r) = diagnose(pool, r.scores, r.calibrated, options, seed);
   lap("calibration");

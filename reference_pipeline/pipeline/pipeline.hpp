@@ -228,12 +228,29 @@ struct Diagnostics {
   double realized_unsafe_fraction = 0;  // share of the returned selection over budget
 };
 
+// Stage `several_budgets` (docs/several-budgets.md): the seed's n calibration draws banded at
+// the task's budget B and at 2B and 4B (the benchmarks' three thresholds), certified by both
+// procedures of curation/several_budgets_selection.hpp and, for comparison, each budget alone at
+// the full delta (no simultaneous guarantee). Nothing is cloned from it.
+struct BudgetCertificate {
+  double budget = 0, level = 0;  // the budget and the delta its walk ran at
+  bool certified = false;
+  double quantile = 0;                  // the certified quantile, or the fallback's
+  std::int64_t selection_size = 0;      // certified selection or fallback
+  double realized_unsafe_fraction = 0;  // oracle: share of the selection over this budget
+};
+struct SeveralBudgetsStage {
+  std::vector<double> budgets;  // B, 2B, 4B
+  std::vector<BudgetCertificate> one_threshold, per_budget, alone;
+};
+
 // One seed: what each stage returned, side by side.
 struct SeedResult : ScoreStage, CertifyStage, CurateStage, Diagnostics {
   std::uint64_t seed = 0;
-  LabelsOnlyFilter labels_only;       // the labels-only control
-  ScoreQuality score_quality;         // stage `score_quality` (oracle)
-  std::vector<MethodResult> methods;  // stage `clone_and_evaluate`, in table order
+  SeveralBudgetsStage several_budgets;  // the same labels at B, 2B and 4B
+  LabelsOnlyFilter labels_only;         // the labels-only control
+  ScoreQuality score_quality;           // stage `score_quality` (oracle)
+  std::vector<MethodResult> methods;    // stage `clone_and_evaluate`, in table order
   std::vector<std::pair<std::string, double>> seconds;  // wall time per stage
 };
 
@@ -245,7 +262,7 @@ struct MethodSummary {
   Interval data_cost, cloning_gap;  // over the seeds that cloned
   // Over the same seeds, where the pool knows its checkpoints (MethodResult).
   std::optional<Interval> policy_data_cost, selection_luck, cloner_share;
-  std::int64_t refused_seeds = 0;   // Return-weighted: seeds whose selection was uncertified
+  std::int64_t refused_seeds = 0;  // Return-weighted: seeds whose selection was uncertified
   // The deployed-policy certificates on the episodes of every seed pooled (paper, appendix
   // "Certificates on the deployed policy"): Clopper-Pearson on Pr[cost > budget] and
   // Maurer-Pontil on E[cost] with the task's a-priori range; bounds for the policy that runs
@@ -285,6 +302,11 @@ CertifyStage certify(const BehaviorPool& pool, std::span<const double> scores,
 CurateStage curate(const BehaviorPool& pool, std::span<const double> scores,
                    const CertifyStage& certified, const PipelineOptions& options,
                    std::uint64_t seed);
+// The budget multiples the report certifies together from one seed's labels.
+inline constexpr double several_budget_multiples[] = {1.0, 2.0, 4.0};
+SeveralBudgetsStage several_budgets(const BehaviorPool& pool, std::span<const double> scores,
+                                    const CertifyStage& certified, const Task& task,
+                                    const PipelineOptions& options);
 Diagnostics diagnose(const BehaviorPool& pool, std::span<const double> scores,
                      const curation::CalibratedSelection& calibrated,
                      const PipelineOptions& options, std::uint64_t seed);

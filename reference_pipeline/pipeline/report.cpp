@@ -344,7 +344,8 @@ std::string pooled_policy_section(const PipelineResult& r) {
 
 std::string report_markdown(const PipelineResult& r) {
   return setting_section(r) + methods_section(r) + fidelity_section(r) + score_quality_section(r) +
-         certificate_section(r) + seed_policy_section(r) + pooled_policy_section(r);
+         certificate_section(r) + several_budgets_section(r) + seed_policy_section(r) +
+         pooled_policy_section(r);
 }
 
 }  // namespace ltt::pipeline

@@ -9,10 +9,11 @@
 //                           over seeds), the claims the paper makes checked on this run, the
 //                           fidelity section (pool costs, the selection's unsafe members, the
 //                           cloning gap split into the selection's luck and the cloner's share
-//                           where the behavior checkpoints are known), the score quality (five rankings of the pool on the
-//                           grid, and per seed which stage a refusal is), each seed's
-//                           certificate walk, the policy certificates per seed and pooled, the
-//                           oracle diagnostics, links to the figures
+//                           where the behavior checkpoints are known), the score quality (five
+//                           rankings of the pool on the grid, and per seed which stage a refusal
+//                           is), each seed's certificate walk, the same labels certified at B, 2B
+//                           and 4B, the policy certificates per seed and pooled, the oracle
+//                           diagnostics, links to the figures
 //   score_vs_cost.svg       g(tau) against episodic cost, the budget, the grid and the cut
 //   certification_rate.svg  closed-form certification rate against n, with the n used
 //   methods.svg             reward and cost per method, with the budget line
@@ -40,6 +41,8 @@ struct SeedArtifacts {
   std::string scores, selection, labels, model;
 };
 SeedArtifacts seed_artifacts(std::uint64_t seed);
+// The seeds' labels certified at B, 2B and 4B (SeveralBudgetsStage), over seeds.
+std::string several_budgets_section(const PipelineResult& result);
 // The methods table alone.
 std::string summary_table(const PipelineResult& result);
 // Where each clone's cost comes from (docs/pipeline.md): per method cloned, the clone's cost, the

@@ -210,6 +210,28 @@ void write_seed_oracle(JsonWriter& json, const SeedResult& s) {
   json.end_array().end_object();
 }
 
+// The seed's labels certified at B, 2B and 4B by each procedure, and each budget alone.
+void write_several_budgets(JsonWriter& json, const SeveralBudgetsStage& b) {
+  json.key("several_budgets").begin_object();
+  JsonFields{json}("budgets", b.budgets);
+  for (const auto& [name, entries] :
+       {std::pair{"one_threshold", &b.one_threshold}, std::pair{"per_budget", &b.per_budget},
+        std::pair{"alone", &b.alone}}) {
+    json.key(name).begin_array();
+    for (const BudgetCertificate& c : *entries)
+      json.begin_object()
+          .field("budget", c.budget)
+          .field("level", c.level)
+          .field("certified", c.certified)
+          .field("quantile", c.quantile)
+          .field("selection_size", c.selection_size)
+          .field("realized_unsafe_fraction", c.realized_unsafe_fraction)
+          .end_object();
+    json.end_array();
+  }
+  json.end_object();
+}
+
 // The value the seed learned, its methods' clones, and the time each stage took.
 void write_seed_value_and_methods(JsonWriter& json, const SeedResult& s) {
   json.key("value")
@@ -267,6 +289,7 @@ std::string report_json(const PipelineResult& r) {
     json.begin_object().field("seed", static_cast<std::int64_t>(s.seed));
     write_seed_selections(json, s);
     write_seed_oracle(json, s);
+    write_several_budgets(json, s.several_budgets);
     write_seed_value_and_methods(json, s);
     // Five rankings of the pool on the grid, and the stage a refusal is (oracle).
     JsonFields{json}("score_quality", s.score_quality);

@@ -35,6 +35,24 @@ def require(condition, message):
         fail(message)
 
 
+def check_several_budgets(s, budget, c, where):
+    """The seed's labels at B, 2B and 4B: alone at B is the seed's certificate; one threshold
+    certifies every budget or none, at one quantile; per budget splits delta in three."""
+    b = s["several_budgets"]
+    require(b["budgets"] == [budget, 2 * budget, 4 * budget], f"{where}: several budgets")
+    alone, one, per = b["alone"][0], b["one_threshold"], b["per_budget"]
+    for key in ("certified", "quantile", "selection_size"):
+        require(alone[key] == c[key], f"{where}: several budgets alone at B: {key}")
+    require(len({e["certified"] for e in one}) == 1, f"{where}: one threshold split its verdict")
+    if one[0]["certified"]:
+        require(len({e["quantile"] for e in one}) == 1, f"{where}: one threshold, two quantiles")
+    require(all(e["level"] == c["delta"] for e in one + b["alone"]), f"{where}: levels at delta")
+    require(sum(e["level"] for e in per) <= c["delta"], f"{where}: per-budget levels over delta")
+    for e in one + per + b["alone"]:
+        require(0 <= e["realized_unsafe_fraction"] <= 1, f"{where}: unsafe fraction")
+        require(not e["certified"] or e["selection_size"] >= 1, f"{where}: empty certified")
+
+
 def check_certificate(c, where):
     for key in ("certified", "threshold", "quantile", "selection_size", "fallback", "steps"):
         require(key in c, f"{where}: certificate lacks {key!r}")
@@ -223,6 +241,7 @@ def check_pipeline(report, task, folder):
     check_certificate(report["certificate"], "certificate")
     md = (folder / "report.md").read_text()
     require("## Score quality: which stage a refusal is" in md, "report.md: no score-quality section")
+    require("## Several budgets from the same labels" in md, "report.md: no several-budgets section")
     pool = report["pool"]
     require(len(report["seeds"]) >= 1, "no seeds")
     for s in report["seeds"]:
@@ -251,6 +270,7 @@ def check_pipeline(report, task, folder):
                 f"{where}: Labels-only cuts at the V-filter's fraction")
         check_artifacts(folder, report, s)
         check_score_quality(s, by_name, md)
+        check_several_budgets(s, report["budget"], c, where)
         require(by_name["Calibrated-ungated"]["selection_size"] == c["selection_size"],
                 f"{where}: Calibrated-ungated size")
         require(by_name["Calibrated"]["selection_size"] == s["gate"]["selection_size"],

@@ -271,6 +271,47 @@ TEST_CASE("run_pipeline on small settings of every task: selections and certific
   }
 }
 
+TEST_CASE("run_seed's stages alone: several_budgets certifies the seed's labels at B, 2B, 4B") {
+  const pl::Task& t = pl::task_named("point-goal");
+  const pl::PipelineOptions o = tiny(t.name);
+  const pl::BehaviorPool pool = pl::load_behavior_pool(t, o);
+  const pl::ScoreStage scored = pl::score(pool, o, 2);
+  const pl::CertifyStage certified = pl::certify(pool, scored.scores, o, 2);
+  const pl::SeveralBudgetsStage b = pl::several_budgets(pool, scored.scores, certified, t, o);
+  REQUIRE(b.budgets == std::vector<double>{t.budget, 2 * t.budget, 4 * t.budget});
+  REQUIRE(b.one_threshold.size() == 3);
+  REQUIRE(b.per_budget.size() == 3);
+  REQUIRE(b.alone.size() == 3);
+  // Alone at B is the seed's certificate.
+  const cur::Certificate& c = certified.calibrated.certificate;
+  CHECK(b.alone[0].certified == c.certified);
+  CHECK(b.alone[0].quantile == c.quantile);
+  CHECK(b.alone[0].selection_size == c.selection_size);
+  for (std::size_t k = 0; k < 3; ++k) {
+    // Each budget's own walk, on the same positions labeled at that budget, at its level.
+    cur::CalibratedSelectionOptions each = o.calibration;
+    const cur::Calibration at_k = cur::label_calibration(
+        certified.calibration.index, cur::unsafe_bits(pool.episodic_cost, b.budgets[k]));
+    for (const auto& [entries, level] : {std::pair{&b.per_budget, o.calibration.delta / 3},
+                                         std::pair{&b.alone, o.calibration.delta}}) {
+      const pl::BudgetCertificate& e = (*entries)[k];
+      each.delta = e.level;
+      CHECK(e.level <= level);
+      const cur::CalibratedSelection own = cur::calibrated_selection(scored.scores, at_k, each);
+      CHECK(e.certified == own.certificate.certified);
+      CHECK(e.quantile == own.certificate.quantile);
+      CHECK(e.selection_size == own.certificate.selection_size);
+      CHECK(e.realized_unsafe_fraction ==
+            cur::unsafe_fraction(cur::unsafe_bits(pool.episodic_cost, b.budgets[k]), own.selected));
+    }
+    // One threshold certifies every budget at one step, or none.
+    CHECK(b.one_threshold[k].certified == b.one_threshold[0].certified);
+    if (b.one_threshold[0].certified)
+      CHECK(b.one_threshold[k].quantile == b.one_threshold[0].quantile);
+    CHECK(b.one_threshold[k].level == o.calibration.delta);
+  }
+}
+
 TEST_CASE("run_seed's stages alone: diagnose's oracle numbers recounted from the labels") {
   const pl::Task& t = pl::task_named("point-goal");
   const pl::PipelineOptions o = tiny(t.name);
