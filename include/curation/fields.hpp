@@ -9,6 +9,7 @@
 #include <curation/reward_curation.hpp>
 #include <curation/sequential_selection.hpp>
 #include <curation/sequential_validation.hpp>
+#include <curation/several_budgets_validation.hpp>
 #include <curation/threshold_grid.hpp>
 #include <curation/v_filter.hpp>
 #include <curation/validation.hpp>
@@ -219,6 +220,37 @@ void fields(const GuaranteeValidation& v, Visit&& visit) {
   visit("conditional_violation", v.conditional_violation);
   visit("closed_form_rate", v.closed_form_rate);
   visit("triple", v.triple);
+}
+
+template <class Visit>
+void fields(const BudgetValidation& b, Visit&& visit) {
+  visit("budget", b.budget);
+  visit("alpha", b.alpha);
+  visit("level", b.level);
+  visit("pool_unsafe", b.pool_unsafe);
+  visit("purity_margin", b.purity_margin);
+  visit("certification", b.certification);
+  visit("closed_form_rate", b.closed_form_rate);
+  visit("false_certification", b.false_certification);
+  visit("steps", b.steps);
+  visit("returned_none", b.returned_none);
+}
+
+// Everything but the per-draw outcomes, as for GuaranteeValidation.
+template <class Visit>
+void fields(const SeveralBudgetsValidation& v, Visit&& visit) {
+  visit("pool_size", v.pool_size);
+  visit("calibration_size", v.calibration_size);
+  visit("draws", v.draws);
+  visit("seed", v.seed);
+  visit("delta", v.delta);
+  visit("confidence", v.confidence);
+  visit("procedure", ltt::budget_procedure_name(v.procedure));
+  visit("merged_quantiles", v.merged_quantiles);
+  visit("every_certified", v.every_certified);
+  visit("closed_form_rate", v.closed_form_rate);
+  visit("simultaneous_false_certification", v.simultaneous_false_certification);
+  visit("budgets", v.budgets);
 }
 
 template <class Visit>

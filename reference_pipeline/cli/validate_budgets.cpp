@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include <curation/fields.hpp>
 #include <curation/several_budgets_validation.hpp>
 #include <ltt/several_budgets.hpp>
 
@@ -67,23 +68,8 @@ void write_json(std::ostream& os, const cur::SeveralBudgetsValidation& v, const 
   put("simultaneous_false_certification", v.simultaneous_false_certification);
   json.field("false_certification_above_delta", v.simultaneous_false_certification.lower > v.delta);
   put("merged_quantiles", v.merged_quantiles);
-  json.key("budgets").begin_array();
-  for (const cur::BudgetValidation& b : v.budgets) {
-    json.begin_object()
-        .field("budget", b.budget)
-        .field("alpha", b.alpha)
-        .field("level", b.level)
-        .field("pool_unsafe", b.pool_unsafe)
-        .field("purity_margin", b.purity_margin);
-    JsonFields each(json);
-    each("certification", b.certification);
-    each("closed_form_rate", b.closed_form_rate);
-    each("false_certification", b.false_certification);
-    each("steps", b.steps);
-    each("returned_none", b.returned_none);
-    json.end_object();
-  }
-  json.end_array().end_object();
+  put("budgets", v.budgets);  // <curation/fields.hpp>, as Python reads them
+  json.end_object();
   os << '\n';
 }
 
@@ -96,8 +82,8 @@ void write_text(std::ostream& out, const cur::SeveralBudgetsValidation& v,
       << certification::procedure_label(v.procedure)
       << (one ? " (one walk on the largest p-value, at delta = "
               : " (a walk per budget, at delta / K = ")
-      << brief(v.budgets.front().level) << "), delta = " << shortest(v.delta) << ", seed "
-      << v.seed << "\n\n"
+      << brief(v.budgets.front().level) << "), delta = " << shortest(v.delta) << ", seed " << v.seed
+      << "\n\n"
       << "| quantity | estimate | draws | 95% Clopper-Pearson |\n"
       << "|---|---|---|---|\n"
       << "| every budget certified | " << show_row(v.every_certified) << " |\n"
