@@ -33,6 +33,7 @@
 #include <random>
 #include <vector>
 
+#include <ltt/composition_pvalues.hpp>
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
 
@@ -197,6 +198,20 @@ void BM_large32_gsl(benchmark::State& s) {
   s.counters["max_rel_diff"] = diff;
 }
 #endif
+// composition_pvalues over the whole workload per iteration: the same p-values, bit for bit.
+void run_batch(benchmark::State& state, const std::vector<Query>& q) {
+  std::vector<ltt::CompositionCase> cases(q.size());
+  for (std::size_t i = 0; i < q.size(); ++i) cases[i] = {q[i].k, q[i].m, q[i].N, alpha};
+  std::vector<double> out(q.size());
+  for (auto _ : state) {
+    ltt::composition_pvalues(cases, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(q.size()));
+}
+void BM_dsrl_ltt_batch(benchmark::State& s) { run_batch(s, dsrl_queries()); }
+void BM_large_ltt_batch(benchmark::State& s) { run_batch(s, large_queries(1e12)); }
+
 void BM_large_ltt(benchmark::State& s) {
   static const auto q = large_queries(1e12);
   run(s, q, [](const Query& x) { return ltt::composition_pvalue(x.k, x.m, x.N, alpha); });
@@ -236,6 +251,7 @@ void BM_table_by_calls_ltt(benchmark::State& s) {
 }  // namespace
 
 BENCHMARK(BM_dsrl_ltt);
+BENCHMARK(BM_dsrl_ltt_batch);
 #ifdef LTT_BENCH_RMATH
 BENCHMARK(BM_dsrl_R);
 #endif
@@ -248,6 +264,7 @@ BENCHMARK(BM_dsrl_cdf_ltt);
 BENCHMARK(BM_dsrl_cdf_R);
 #endif
 BENCHMARK(BM_large_ltt);
+BENCHMARK(BM_large_ltt_batch);
 #ifdef LTT_BENCH_RMATH
 BENCHMARK(BM_large_R);
 #endif
