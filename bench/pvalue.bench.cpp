@@ -8,6 +8,8 @@
 //           tail [lo, floor(mean)], alpha = 0.25 (Boost runs the subset with N < 2^31 only:
 //           its parameters are 32-bit unsigned and its support check casts them to int);
 //  - table: every p-value of one selection size at once (CompositionPvalueTable).
+// The *_ltt_batch rows evaluate the workload's 4096 queries by one composition_pvalues call
+// (the same doubles as the per-call rows).
 // GSL's gsl_cdf_hypergeometric_P takes unsigned int parameters: it runs dsrl and large32.
 // Every peer gets U* from ltt::null_boundary, as composition_pvalue computes it, so each row
 // times the same question; the cdf_* rows time the bare lower tail P[X <= k] of Hyp(N, U*, m)
@@ -211,6 +213,7 @@ void run_batch(benchmark::State& state, const std::vector<Query>& q) {
 }
 void BM_dsrl_ltt_batch(benchmark::State& s) { run_batch(s, dsrl_queries()); }
 void BM_large_ltt_batch(benchmark::State& s) { run_batch(s, large_queries(1e12)); }
+void BM_large32_ltt_batch(benchmark::State& s) { run_batch(s, large_queries(2.0e9)); }
 
 void BM_large_ltt(benchmark::State& s) {
   static const auto q = large_queries(1e12);
@@ -269,6 +272,7 @@ BENCHMARK(BM_large_ltt_batch);
 BENCHMARK(BM_large_R);
 #endif
 BENCHMARK(BM_large32_ltt);
+BENCHMARK(BM_large32_ltt_batch);
 #ifdef LTT_BENCH_RMATH
 BENCHMARK(BM_large32_R);
 #endif
