@@ -8,6 +8,8 @@
 //           tail [lo, floor(mean)], alpha = 0.25 (Boost runs the subset with N < 2^31 only:
 //           its parameters are 32-bit unsigned and its support check casts them to int);
 //  - table: every p-value of one selection size at once (CompositionPvalueTable).
+// The *_ltt_batch rows evaluate the workload's 4096 queries by one composition_pvalues call
+// (the same doubles as the per-call rows).
 // GSL's gsl_cdf_hypergeometric_P takes unsigned int parameters: it runs dsrl and large32.
 // Every peer gets U* from ltt::null_boundary, as composition_pvalue computes it, so each row
 // times the same question; the cdf_* rows time the bare lower tail P[X <= k] of Hyp(N, U*, m)
@@ -33,6 +35,7 @@
 #include <random>
 #include <vector>
 
+#include <ltt/composition_pvalues.hpp>
 #include <ltt/hypergeometric.hpp>
 #include <ltt/pvalue.hpp>
 
@@ -197,6 +200,21 @@ void BM_large32_gsl(benchmark::State& s) {
   s.counters["max_rel_diff"] = diff;
 }
 #endif
+// composition_pvalues over the whole workload per iteration: the same p-values, bit for bit.
+void run_batch(benchmark::State& state, const std::vector<Query>& q) {
+  std::vector<ltt::CompositionCase> cases(q.size());
+  for (std::size_t i = 0; i < q.size(); ++i) cases[i] = {q[i].k, q[i].m, q[i].N, alpha};
+  std::vector<double> out(q.size());
+  for (auto _ : state) {
+    ltt::composition_pvalues(cases, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(q.size()));
+}
+void BM_dsrl_ltt_batch(benchmark::State& s) { run_batch(s, dsrl_queries()); }
+void BM_large_ltt_batch(benchmark::State& s) { run_batch(s, large_queries(1e12)); }
+void BM_large32_ltt_batch(benchmark::State& s) { run_batch(s, large_queries(2.0e9)); }
+
 void BM_large_ltt(benchmark::State& s) {
   static const auto q = large_queries(1e12);
   run(s, q, [](const Query& x) { return ltt::composition_pvalue(x.k, x.m, x.N, alpha); });
@@ -236,6 +254,7 @@ void BM_table_by_calls_ltt(benchmark::State& s) {
 }  // namespace
 
 BENCHMARK(BM_dsrl_ltt);
+BENCHMARK(BM_dsrl_ltt_batch);
 #ifdef LTT_BENCH_RMATH
 BENCHMARK(BM_dsrl_R);
 #endif
@@ -248,10 +267,12 @@ BENCHMARK(BM_dsrl_cdf_ltt);
 BENCHMARK(BM_dsrl_cdf_R);
 #endif
 BENCHMARK(BM_large_ltt);
+BENCHMARK(BM_large_ltt_batch);
 #ifdef LTT_BENCH_RMATH
 BENCHMARK(BM_large_R);
 #endif
 BENCHMARK(BM_large32_ltt);
+BENCHMARK(BM_large32_ltt_batch);
 #ifdef LTT_BENCH_RMATH
 BENCHMARK(BM_large32_R);
 #endif

@@ -40,6 +40,7 @@
 #include <ltt/bounds.hpp>
 #include <ltt/certificate_triple.hpp>
 #include <ltt/certification_rate.hpp>
+#include <ltt/composition_pvalues.hpp>
 #include <ltt/fixed_sequence.hpp>
 #include <ltt/pvalue.hpp>
 
@@ -396,9 +397,12 @@ inline GuaranteeValidation validate_guarantee(std::span<const double> scores,
     o.seed = validation_draw_seed(options.seed, d);
     const Calibration c = label_calibration(draw_calibration(N, n, o.seed), unsafe);
     const CalibrationCounts counts = calibration_counts(grid, scores, c);
-    std::vector<double> p(static_cast<std::size_t>(J));
-    for (std::size_t j = 0; j < p.size(); ++j)
-      p[j] = ltt::composition_pvalue(counts.k[j], counts.m[j], grid.selection_size[j], alpha);
+    // Every grid step's p-value at once (the same doubles as one composition_pvalue per step).
+    std::vector<ltt::CompositionCase> cases(static_cast<std::size_t>(J));
+    for (std::size_t j = 0; j < cases.size(); ++j)
+      cases[j] = {counts.k[j], counts.m[j], grid.selection_size[j], alpha};
+    std::vector<double> p(cases.size());
+    ltt::composition_pvalues(cases, p);
     o.returned = ltt::test_hypotheses(options.procedure, p, delta).deepest_rejected;
     o.violated = o.returned && v.steps[static_cast<std::size_t>(*o.returned)].true_null;
     o.m1 = counts.m.front();

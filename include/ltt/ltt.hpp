@@ -4,6 +4,7 @@
 #include <ltt/bounds.hpp>
 #include <ltt/certificate_triple.hpp>
 #include <ltt/certification_rate.hpp>
+#include <ltt/composition_pvalues.hpp>
 #include <ltt/fields.hpp>
 #include <ltt/fixed_sequence.hpp>
 #include <ltt/hypergeometric.hpp>

@@ -224,6 +224,54 @@ T load(const char* p) {
   return x;
 }
 
+// The multi-index of the flat (C order) position flat in shape, for messages.
+inline std::vector<py::ssize_t> unravel(py::ssize_t flat, const std::vector<py::ssize_t>& shape) {
+  std::vector<py::ssize_t> index(shape.size(), 0);
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+// visit(flat, values...) for every element of the broadcast of args, in C order (last axis
+// fastest). The last axis is a plain strided loop; the multi-index moves once per row. The
+// caller holds or releases the GIL as it needs.
+template <class... T, class Visit>
+void for_each_broadcast(const std::vector<py::ssize_t>& shape,
+                        const std::array<py::array, sizeof...(T)>& in, Visit&& visit) {
+  constexpr std::size_t A = sizeof...(T);
+  std::array<std::vector<py::ssize_t>, A> strides;
+  std::array<const char*, A> base{};
+  for (std::size_t i = 0; i < A; ++i) {
+    strides[i] = broadcast_strides(in[i], shape);
+    base[i] = static_cast<const char*>(in[i].data());
+  }
+  py::ssize_t total = 1;
+  for (py::ssize_t e : shape) total *= e;
+  if (total == 0) return;
+  const std::size_t ndim = shape.size();
+  const py::ssize_t row = ndim == 0 ? 1 : shape[ndim - 1];
+  std::array<py::ssize_t, A> step{};
+  if (ndim > 0)
+    for (std::size_t i = 0; i < A; ++i) step[i] = strides[i][ndim - 1];
+  std::vector<py::ssize_t> index(ndim, 0);
+  std::array<py::ssize_t, A> offset{};
+  for (py::ssize_t flat = 0; flat < total; flat += row) {
+    for (py::ssize_t j = 0; j < row; ++j)
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        visit(flat + j, load<T>(base[I] + offset[I] + j * step[I])...);
+      }
+      (std::index_sequence_for<T...>{});
+    for (std::size_t d = ndim > 0 ? ndim - 1 : 0; d-- > 0;) {  // next row: all axes but the last
+      for (std::size_t i = 0; i < A; ++i) offset[i] += strides[i][d];
+      if (++index[d] < shape[d]) break;
+      for (std::size_t i = 0; i < A; ++i) offset[i] -= strides[i][d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
 // out[i] = f(args[i]...) over the broadcast shape, without the GIL. A Python float when every
 // argument is a scalar (as numpy ufuncs do), else a float64 array. A library error names the
 // element: "... (at index (1, 2) of the broadcast arguments)".
@@ -234,41 +282,22 @@ py::object map_broadcast(std::string_view fn,
   constexpr std::size_t A = sizeof...(T);
   const std::array<py::array, A> in{args...};
   const std::vector<py::ssize_t> shape = broadcast_shape<A>(fn, in, names);
-  std::array<std::vector<py::ssize_t>, A> strides;
-  std::array<const char*, A> base{};
-  for (std::size_t i = 0; i < A; ++i) {
-    strides[i] = broadcast_strides(in[i], shape);
-    base[i] = static_cast<const char*>(in[i].data());
-  }
-  py::ssize_t total = 1;
-  for (py::ssize_t e : shape) total *= e;
   py::array_t<double> out(shape);
   double* o = out.mutable_data();
-  const std::size_t ndim = shape.size();
-  std::vector<py::ssize_t> index(ndim, 0);
-  std::array<py::ssize_t, A> offset{};
   {
     py::gil_scoped_release release;
-    for (py::ssize_t flat = 0; flat < total; ++flat) {
+    for_each_broadcast<T...>(shape, in, [&](py::ssize_t flat, T... x) {
       try {
-        o[flat] = [&]<std::size_t... I>(std::index_sequence<I...>) {
-          return f(load<T>(base[I] + offset[I])...);
-        }
-        (std::index_sequence_for<T...>{});
+        o[flat] = f(x...);
       } catch (const std::invalid_argument& e) {
-        if (ndim == 0) throw;
-        throw std::invalid_argument(std::string(e.what()) + " (at index " + shape_string(index) +
+        if (shape.empty()) throw;
+        throw std::invalid_argument(std::string(e.what()) + " (at index " +
+                                    shape_string(unravel(flat, shape)) +
                                     " of the broadcast arguments)");
       }
-      for (std::size_t d = ndim; d-- > 0;) {  // next multi-index, last axis fastest
-        for (std::size_t i = 0; i < A; ++i) offset[i] += strides[i][d];
-        if (++index[d] < shape[d]) break;
-        for (std::size_t i = 0; i < A; ++i) offset[i] -= strides[i][d] * shape[d];
-        index[d] = 0;
-      }
-    }
+    });
   }
-  if (ndim == 0) return py::float_(o[0]);
+  if (shape.empty()) return py::float_(o[0]);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,51 @@ void bind_hypergeometric(py::module_& m, const char* name, Tail f, const char* w
       py::arg("k"), py::arg("N"), py::arg("K"), py::arg("n"), doc.c_str());
 }
 
+// composition_pvalue over broadcast arrays: the elements are gathered into cases and evaluated
+// by ltt::composition_pvalues, equal to the scalar call element by element. Scalars, and arrays
+// with an impossible element, take map_broadcast, whose message names the element's index.
+py::object composition_pvalue_array(const py::array_t<std::int64_t>& k,
+                                    const py::array_t<std::int64_t>& m,
+                                    const py::array_t<std::int64_t>& N_sel,
+                                    const py::array_t<double>& alpha) {
+  constexpr const char* fn = "composition_pvalue";
+  const std::array<std::string_view, 4> names = {"k", "m", "N_sel", "alpha"};
+  const std::array<py::array, 4> in{k, m, N_sel, alpha};
+  const std::vector<py::ssize_t> shape = broadcast_shape<4>(fn, in, names);
+  auto one_by_one = [&] {
+    return map_broadcast<std::int64_t, std::int64_t, std::int64_t, double>(
+        fn, names, ltt::composition_pvalue, k, m, N_sel, alpha);
+  };
+  if (shape.empty()) return one_by_one();
+  py::array_t<double> out(shape);
+  double* const o = out.mutable_data();
+  bool rejected = false;
+  {
+    py::gil_scoped_release release;
+    // Chunks of cases on the stack, each evaluated as soon as it is full.
+    constexpr std::size_t chunk = 1024;
+    std::array<ltt::CompositionCase, chunk> cases;
+    std::size_t filled = 0;
+    py::ssize_t first = 0;
+    auto flush = [&] {
+      ltt::composition_pvalues({cases.data(), filled}, {o + first, filled});
+      first += static_cast<py::ssize_t>(filled);
+      filled = 0;
+    };
+    try {
+      for_each_broadcast<std::int64_t, std::int64_t, std::int64_t, double>(
+          shape, in, [&](py::ssize_t, std::int64_t kk, std::int64_t mm, std::int64_t NN, double a) {
+            cases[filled++] = {kk, mm, NN, a};
+            if (filled == chunk) flush();
+          });
+      flush();
+    } catch (const std::invalid_argument&) {
+      rejected = true;
+    }
+  }
+  return rejected ? one_by_one() : py::object(out);
+}
+
 void bind_tails(py::module_& m) {
   // --- hypergeometric.hpp ---------------------------------------------------------------------
   bind_hypergeometric(m, "hypergeometric_pmf", ltt::hypergeometric_pmf, "P[X = k]");
@@ -60,17 +106,18 @@ void bind_tails(py::module_& m) {
       "composition_pvalue",
       [](py::handle k, py::handle m_, py::handle N_sel, py::handle alpha) {
         constexpr const char* fn = "composition_pvalue";
-        return map_broadcast<std::int64_t, std::int64_t, std::int64_t, double>(
-            fn, {"k", "m", "N_sel", "alpha"}, ltt::composition_pvalue, count_array(k, fn, "k"),
-            count_array(m_, fn, "m"), count_array(N_sel, fn, "N_sel"),
-            real_array(alpha, fn, "alpha"));
+        const py::array_t<std::int64_t> ka = count_array(k, fn, "k"), ma = count_array(m_, fn, "m"),
+                                        Na = count_array(N_sel, fn, "N_sel");
+        const py::array_t<double> aa = real_array(alpha, fn, "alpha");
+        return composition_pvalue_array(ka, ma, Na, aa);
       },
       py::arg("k"), py::arg("m"), py::arg("N_sel"), py::arg("alpha"),
       "composition_pvalue(k, m, N_sel, alpha)\n\n"
       "p = P[Hyp(N_sel, floor(alpha N_sel) + 1, m) <= k], rounded up (never below the exact "
       "value): k unsafe among m calibration draws in a selection of N_sel, H0 'more than "
       "alpha N_sel unsafe'. Vectorized with broadcasting like hypergeometric_cdf; alpha may be "
-      "an array too.");
+      "an array too. An array is evaluated by composition_pvalues (SIMD across elements), each "
+      "element the same double as the scalar call.");
   m.def("null_boundary", &ltt::null_boundary, py::arg("N_sel"), py::arg("alpha"),
         "U* = floor(alpha N_sel) + 1, alpha read as the decimal it prints as.");
   m.def(

@@ -102,3 +102,22 @@ def test_bonferroni_and_holm():
     assert ltt.test_hypotheses("fixed_sequence", p, 0.1).deepest_rejected is None
     with pytest.raises(ValueError, match="'procedure' = 'sidak' must be"):
         ltt.test_hypotheses("sidak", p, 0.1)
+
+
+def test_array_form_equals_the_scalar_call_element_by_element():
+    # The array form runs the C++ batch (composition_pvalues); each element must be the scalar
+    # call's double exactly, on DSRL-sized selections and on laws up to N_sel = 1e12.
+    rng = np.random.default_rng(20261207)
+    n = 3000
+    N_sel = np.concatenate([rng.integers(150, 751, n), np.exp(rng.uniform(np.log(1e3), np.log(1e12), n // 3)).astype(np.int64)])
+    m = np.minimum(N_sel, np.concatenate([rng.integers(5, 61, n), rng.integers(0, 3000, n // 3)]))
+    k = (rng.uniform(size=N_sel.size) * (m + 1)).astype(np.int64)
+    alpha = rng.choice([0.05, 0.1, 0.25, 0.3], N_sel.size)
+    got = ltt.composition_pvalue(k, m, N_sel, alpha)
+    want = [ltt.composition_pvalue(int(a), int(b), int(c), float(d)) for a, b, c, d in zip(k, m, N_sel, alpha)]
+    assert got.dtype == np.float64 and got.shape == k.shape
+    assert got.tolist() == want
+    # Broadcast shapes and strided views take the same path.
+    grid = ltt.composition_pvalue(np.arange(0, 41)[::2], np.arange(40, 81).reshape(-1, 1), 500, 0.25)
+    assert grid.shape == (41, 21)
+    assert grid[3, 5] == ltt.composition_pvalue(10, 43, 500, 0.25)

@@ -32,6 +32,7 @@
 #include <type_traits>
 
 #include <ltt/detail/check.hpp>
+#include <ltt/detail/exp_kernel.hpp>
 #include <ltt/detail/int128.hpp>
 #include <ltt/detail/log_factorial_table.hpp>
 #include <ltt/detail/saddle_point.hpp>
@@ -74,17 +75,27 @@ enum class Direction { down, up };
 // ratio is x y / (u v) whose factors move by one per step, exactly: all are integers below 2^53.
 // The direction is a template parameter: with a runtime direction, composition_pvalue on small
 // selections ran about 5% slower than with loops specialised to it (bench/pvalue.bench.cpp, dsrl).
+// The state of MassRatios at its start, shared with the batch of composition_pvalues, which
+// steps several such recurrences at once (<ltt/detail/tail_lanes.hpp>).
+struct RatioStart {
+  double x, y, u, v;
+  std::int64_t remaining;
+};
+
+inline RatioStart ratio_start(const Hypergeometric& h, std::int64_t k, Direction direction) {
+  const std::int64_t d = h.N - h.K - h.n + k;
+  const bool down = direction == Direction::down;
+  return {static_cast<double>(down ? k : h.K - k), static_cast<double>(down ? d : h.n - k),
+          static_cast<double>(down ? h.K - k + 1 : k + 1),
+          static_cast<double>(down ? h.n - k + 1 : d + 1), down ? k - h.lo : h.hi - k};
+}
+
 template <Direction D>
 class MassRatios {
  public:
   MassRatios(const Hypergeometric& h, std::int64_t k) {
-    const std::int64_t d = h.N - h.K - h.n + k;
-    constexpr bool down = D == Direction::down;
-    x_ = static_cast<double>(down ? k : h.K - k);
-    y_ = static_cast<double>(down ? d : h.n - k);
-    u_ = static_cast<double>(down ? h.K - k + 1 : k + 1);
-    v_ = static_cast<double>(down ? h.n - k + 1 : d + 1);
-    remaining_ = down ? k - h.lo : h.hi - k;
+    const RatioStart s = ratio_start(h, k, D);
+    x_ = s.x, y_ = s.y, u_ = s.u, v_ = s.v, remaining_ = s.remaining;
   }
 
   bool more() const { return remaining_ > 0; }
@@ -154,7 +165,12 @@ inline double table_stirlerr(const Hypergeometric& h, std::int64_t k) {
 // it cancels (log N! ~ 3e4 against log P ~ -1); the nine los (each below 2^-33) add with an
 // error near 2^-82. So log P is exact to about 1e-24 absolute, and P = exp(hi) (1 + lo) is
 // within an ulp or two of exp's rounding (lo^2 / 2 < 6e-19 is dropped) at any magnitude.
-inline PointMass point_mass_by_table(const Hypergeometric& h, std::int64_t k) {
+// table_log_mass gives hi and lo; composition_pvalues takes their exp across cases.
+struct SplitLog {
+  double hi, lo;
+};
+
+inline SplitLog table_log_mass(const Hypergeometric& h, std::int64_t k) {
   auto at = [](std::int64_t x) { return log_factorial_table[static_cast<std::size_t>(x)]; };
   const LogFactorial m[4] = {at(h.K), at(h.N - h.K), at(h.n), at(h.N - h.n)};
   const LogFactorial c[5] = {at(h.N), at(k), at(h.K - k), at(h.n - k), at(h.N - h.K - h.n + k)};
@@ -162,8 +178,19 @@ inline PointMass point_mass_by_table(const Hypergeometric& h, std::int64_t k) {
                     (((c[0].hi + c[1].hi) + (c[2].hi + c[3].hi)) + c[4].hi);
   const double lo = ((m[0].lo + m[1].lo) + (m[2].lo + m[3].lo)) -
                     (((c[0].lo + c[1].lo) + (c[2].lo + c[3].lo)) + c[4].lo);
-  const double e = std::exp(hi);
-  return {static_cast<long double>(hi) + static_cast<long double>(lo), std::fma(e, lo, e)};
+  return {hi, lo};
+}
+
+// exp(hi) by exp_kernel (below one ulp; the same bits in composition_pvalues' lanes), or by
+// std::exp where the result is subnormal.
+inline double table_exp(double hi) {
+  return hi >= exp_kernel_min ? exp_kernel(hi) : std::exp(hi);
+}
+
+inline PointMass point_mass_by_table(const Hypergeometric& h, std::int64_t k) {
+  const SplitLog l = table_log_mass(h, k);
+  const double e = table_exp(l.hi);
+  return {static_cast<long double>(l.hi) + static_cast<long double>(l.lo), std::fma(e, l.lo, e)};
 }
 
 // A lower bound on the total deviance of the table at k: bd0(x, E) >= (x - E)^2 / (2 max(x, E))
@@ -223,19 +250,35 @@ struct TailSum {
   long double log() const { return head_log + static_cast<long double>(std::log(relative_sum)); }
 };
 
+// The stopping rule of a tail sum: the remainder bound below 2^-60 of the partial sum.
+inline constexpr double tail_tolerance = 0x1p-60;
+
 // Sum of P[X = j] from j = start outward to the support end, by the ratios of consecutive
-// masses.
+// masses. The ratios are independent of one another: they are formed four at a time, in one
+// vector division, with MassRatios' operations lane by lane (the same doubles); the products
+// and the sum stay one step at a time. On bench_pvalue's large workload, where tails run to
+// hundreds of terms, the loop was bound by the scalar division.
 template <bool Precise, Direction D>
 inline TailSum outward_tail(const Hypergeometric& h, std::int64_t start) {
   const PointMass head = point_mass<Precise>(h, start);
-  constexpr double tolerance = 0x1p-60;
+  constexpr double tolerance = tail_tolerance;
+  using Four = double __attribute__((vector_size(32)));
+  const RatioStart s = ratio_start(h, start, D);
+  const Four offset = {0.0, 1.0, 2.0, 3.0};
+  Four x = s.x - offset, y = s.y - offset, u = s.u + offset, v = s.v + offset;
   double sum = 1.0, term = 1.0;  // relative to the head
-  for (MassRatios<D> ratios(h, start); ratios.more();) {
-    const double r = ratios.next();
-    term *= r;
-    sum += term;
-    if (term * r <= tolerance * sum * (1.0 - r)) break;
+  for (std::int64_t left = s.remaining; left > 0; left -= 4) {
+    const Four ratios = (x * y) / (u * v);
+    x -= 4.0, y -= 4.0, u += 4.0, v += 4.0;
+    const int steps = left < 4 ? static_cast<int>(left) : 4;
+    for (int i = 0; i < steps; ++i) {
+      const double r = ratios[i];
+      term *= r;
+      sum += term;
+      if (term * r <= tolerance * sum * (1.0 - r)) goto summed;
+    }
   }
+summed:
   TailSum tail{head.log, sum, head.value * sum};
   // Below DBL_MIN the head alone may have lost digits to gradual underflow: rebuild from logs.
   if (head.value < std::numeric_limits<double>::min())
