@@ -199,6 +199,22 @@ def certify_budgets(
     ids: npt.ArrayLike | None = None,
     triple: bool = True,
 ) -> Record: ...
+def validate_budgets(
+    scores: npt.ArrayLike,
+    costs: npt.ArrayLike,
+    budgets: npt.ArrayLike,
+    *,
+    alphas: npt.ArrayLike | None = None,
+    alpha: float = 0.25,
+    delta: float = 0.1,
+    procedure: _BudgetProcedure = "one_threshold",
+    calibration_size: int = 200,
+    draws: int = 2000,
+    seed: int = 0,
+    grid: npt.ArrayLike | None = None,
+    confidence: float = 0.95,
+    threads: int = 0,
+) -> Record: ...
 def threshold_grid(scores: npt.ArrayLike, quantiles: npt.ArrayLike | None = None) -> Record: ...
 def draw_calibration(pool_size: int, n: int, seed: int) -> _Int64Array: ...
 def selection_at(scores: npt.ArrayLike, threshold: float) -> _Int64Array: ...

@@ -5,6 +5,7 @@
 // positions.
 
 #include <curation/curation.hpp>
+#include <curation/several_budgets_validation.hpp>
 #include <curation/validation.hpp>
 #include <ltt/certificate_triple.hpp>
 
@@ -446,6 +447,66 @@ void bind_several_budgets(py::module_& m) {
       "`ltt certify --budgets --json` (procedure, delta, levels, joint_pvalues, certified: every "
       "budget certified, budgets): budgets[k] is an ltt.Certificate for b_k with its budget, "
       "level and .selection. With one budget it is ltt.certify's certificate.");
+  m.def(
+      "validate_budgets",
+      [](py::handle scores, py::handle costs, py::handle budgets, py::object alphas, double alpha,
+         double delta, const std::string& procedure, std::int64_t calibration_size,
+         std::int64_t draws, std::uint64_t seed, py::object grid, double confidence,
+         std::int64_t threads) {
+        constexpr std::string_view fn = "validate_budgets";
+        const std::vector<double> g = real_vector(scores, fn, "scores");
+        const std::vector<double> c = real_vector(costs, fn, "costs");
+        const std::vector<double> b = real_vector(budgets, fn, "budgets");
+        cur::SeveralBudgetsValidationOptions o;
+        o.alphas = alphas.is_none() ? std::vector<double>(b.size(), alpha)
+                                    : real_vector(alphas, fn, "alphas");
+        o.delta = delta;
+        o.procedure = budget_procedure_from_name(procedure, fn);
+        o.calibration_size = calibration_size;
+        o.draws = draws;
+        o.seed = seed;
+        o.quantiles = grid_quantiles(grid, fn);
+        o.confidence = confidence;
+        o.threads = threads;
+        cur::SeveralBudgetsValidation v;
+        {
+          py::gil_scoped_release release;
+          v = cur::validate_several_budgets(g, c, b, o);
+        }
+        // Per draw, as columns: returned[d, k] is -1 where budget k was not certified.
+        const std::size_t D = v.outcomes.size(), K = b.size();
+        std::vector<std::uint64_t> seeds(D);
+        std::vector<std::uint8_t> violated(D);
+        py::array_t<std::int64_t> returned(
+            {static_cast<py::ssize_t>(D), static_cast<py::ssize_t>(K)});
+        auto r = returned.mutable_unchecked<2>();
+        for (std::size_t d = 0; d < D; ++d) {
+          seeds[d] = v.outcomes[d].seed;
+          violated[d] = v.outcomes[d].violated;
+          for (std::size_t k = 0; k < K; ++k)
+            r(static_cast<py::ssize_t>(d), static_cast<py::ssize_t>(k)) =
+                v.outcomes[d].returned[k].value_or(-1);
+        }
+        py::dict outcomes;
+        outcomes["seed"] = to_numpy(seeds);
+        outcomes["returned"] = returned;
+        outcomes["violated"] = to_numpy(violated).attr("astype")("bool");
+        py::dict d = field_dict(v);
+        d["outcomes"] = make_record(outcomes);
+        return make_record(d);
+      },
+      py::arg("scores"), py::arg("costs"), py::arg("budgets"), py::kw_only(),
+      py::arg("alphas") = py::none(), py::arg("alpha") = 0.25, py::arg("delta") = 0.1,
+      py::arg("procedure") = "one_threshold", py::arg("calibration_size") = 200,
+      py::arg("draws") = 2000, py::arg("seed") = 0, py::arg("grid") = py::none(),
+      py::arg("confidence") = 0.95, py::arg("threads") = 0,
+      "The guarantee validation at several budgets on a pool of known costs "
+      "(docs/several-budgets.md): redraw the calibration sample `draws` times, band it against "
+      "the budgets, run the procedure, and report the rate of certifying every budget against "
+      "its closed form, the simultaneous false certification Pr[some budget certified and "
+      "violated] (at most delta), and per budget its rates and returned-step histogram, with "
+      "Clopper-Pearson intervals. Per draw, as columns in .outcomes: seed, returned (draws x K, "
+      "-1: not certified), violated. `ltt validate --budgets` gives the same numbers.");
 }
 
 }  // namespace

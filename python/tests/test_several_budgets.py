@@ -142,3 +142,33 @@ def test_matches_the_program(tmp_path, procedure):
     if written:
         np.testing.assert_array_equal([int(line) for line in selection.read_text().split()],
                                       ids[ours.budgets[0].selection])
+
+
+def test_validate_budgets_one_budget_is_validate_guarantee():
+    score, cost, _ = banded_pool(3)
+    for procedure in PROCEDURES:
+        v = ltt.validate_budgets(score, cost, [25.0], alpha=0.2, procedure=procedure, draws=300,
+                                 seed=5)
+        g = ltt.validate_guarantee(score, (cost > 25.0).astype(int), alpha=0.2, draws=300, seed=5,
+                                   certificate_triple=False)
+        assert v.every_certified == g.certification
+        assert v.simultaneous_false_certification == g.false_certification
+        assert v.budgets[0].steps == g.steps
+        np.testing.assert_array_equal(v.outcomes.seed, g.outcomes.seed)
+        np.testing.assert_array_equal(v.outcomes.returned[:, 0], g.outcomes.returned)
+        assert v.closed_form_rate == pytest.approx(g.closed_form_rate, rel=1e-12, abs=1e-15)
+
+
+def test_validate_budgets_reduces_its_outcomes():
+    score, cost, _ = banded_pool(4)
+    v = ltt.validate_budgets(score, cost, [15, 30, 60], alphas=[0.3, 0.2, 0.1],
+                             procedure="one_threshold_per_budget", draws=200, seed=1)
+    certified = v.outcomes.returned >= 0
+    assert v.outcomes.returned.shape == (200, 3)
+    assert v.every_certified["count"] == int(certified.all(axis=1).sum())
+    assert v.simultaneous_false_certification["count"] == int(v.outcomes.violated.sum())
+    for k, b in enumerate(v.budgets):
+        assert b.certification["count"] == int(certified[:, k].sum())
+        assert b.level == pytest.approx(0.1 / 3)
+    with pytest.raises(ValueError, match="alphas"):
+        ltt.validate_budgets(score, cost, [15, 30], alphas=[0.3])
