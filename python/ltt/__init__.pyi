@@ -1,8 +1,9 @@
 # Type stubs for the package ltt: the public names of the compiled module ltt._ltt
-# (python/src/statistics.cpp, curation.cpp, dsrl.cpp, value.cpp, module.cpp), which
-# ltt/__init__.py re-exports. docs/python.md says what each returns. python/tests/test_stubs.py
-# checks that every public name of the module is declared here with the parameters the
-# binding takes (names, order, keyword-only, defaults): a new binding fails it until declared.
+# (python/src/statistics.cpp, curation.cpp, several_budgets.cpp, dsrl.cpp, value.cpp,
+# module.cpp), which ltt/__init__.py re-exports. docs/python.md says what each returns.
+# python/tests/test_stubs.py checks that every public name of the module is declared here with
+# the parameters the binding takes (names, order, keyword-only, defaults): a new binding fails
+# it until declared.
 #
 # Counts take integer arrays or ints, probabilities and scores real arrays or floats
 # (npt.ArrayLike); results that are structs in C++ come back as a Record.

@@ -19,6 +19,7 @@ void bind_curation(py::module_& m);
 void bind_dsrl(py::module_& m);
 void bind_value(py::module_& m);
 void bind_sequential(py::module_& m);
+void bind_several_budgets(py::module_& m);
 
 RecordTypes& record_types() {
   // Created at import, never destroyed: a static py::object would be released after the
@@ -88,4 +89,5 @@ PYBIND11_MODULE(_ltt, m) {
   ltt::python::bind_dsrl(m);
   ltt::python::bind_value(m);
   ltt::python::bind_sequential(m);
+  ltt::python::bind_several_budgets(m);
 }
