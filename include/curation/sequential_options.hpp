@@ -130,9 +130,10 @@ inline constexpr double depth_tail_share = 0.9;
 //                  stall rule looks, a walk whose next step an exact test could still certify
 //                  switches to it (TailSwitch::stall, tail_share 0.5); saves labels
 //   depth          the same stop rules, the fixed tail with the forecast switch
-//                  (TailSwitch::forecast, margin 0) and tail_share 0.9: never shallower than
-//                  the fixed-n walk in expectation on the random pool families
-//   auto           the default: labels
+//                  (TailSwitch::forecast, margin 0) and tail_share 0.9: the deep end of the
+//                  trade-off measured on random pools (docs/sequential.md)
+//   auto           the default: depth (no rule measured keeps both the fixed walk's depth and
+//                  the labels saved, and the default is the end that keeps the depth)
 inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& options) {
   constexpr std::string_view fn = "ltt::curation::apply_stop_rule";
   const auto count_after = [&](std::string_view prefix) -> std::optional<std::int64_t> {
@@ -159,7 +160,7 @@ inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& o
     options.tail_switch = TailSwitch::stall;
     options.tail_share = 0.5;
     options.switch_margin = 0.0;
-    if (rule == "depth") {
+    if (rule != "labels") {
       options.tail_switch = TailSwitch::forecast;
       options.tail_share = depth_tail_share;
     }

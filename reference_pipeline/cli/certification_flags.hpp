@@ -76,7 +76,7 @@ inline constexpr Flag certify_flags[] = {
      "the sequential walk: --labels in the order of `ltt draw --sequential --seed S`, one at a "
      "time until --stop fires (docs/sequential.md)"},
     {"stop", FlagKind::text,
-     "--sequential: stopping rule, cap, target:J, stall:L, early-refusal, labels, depth or auto (= labels)", "auto"},
+     "--sequential: stopping rule, cap, target:J, stall:L, early-refusal, labels, depth or auto (= depth)", "auto"},
     {"n", FlagKind::count, "--sequential: the label cap", "200"},
     label_order_flag,
     refusal_rate_flag,

@@ -55,7 +55,7 @@ constexpr Flag validate_flags[] = {
      "fixed-sequence, bonferroni, holm, or sequential (labels one at a time; --n is the cap)",
      "fixed-sequence"},
     {"stop", FlagKind::text,
-     "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal, labels, depth or auto (= labels)",
+     "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal, labels, depth or auto (= depth)",
      "auto"},
     label_order_flag,
     refusal_rate_flag,

@@ -136,20 +136,26 @@ TEST_CASE("sequential_selection: --stop depth and labels set the switch rule and
   cur::apply_stop_rule("labels", o);
   CHECK(o.tail_switch == cur::TailSwitch::stall);
   CHECK(o.tail_share == 0.5);
-  cur::SequentialSelectionOptions a;
+  // the default is the depth end
+  cur::SequentialSelectionOptions a, d;
   cur::apply_stop_rule("auto", a);
-  CHECK(a.tail_switch == o.tail_switch);
-  CHECK(a.tail_share == o.tail_share);
-  CHECK(a.fixed_tail == o.fixed_tail);
+  cur::apply_stop_rule("depth", d);
+  CHECK(a.tail_switch == d.tail_switch);
+  CHECK(a.tail_share == d.tail_share);
+  CHECK(a.fixed_tail == d.fixed_tail);
+  CHECK(a.stall_labels == d.stall_labels);
+  CHECK(a.early_refusal == d.early_refusal);
 }
 
 TEST_CASE(
-    "sequential_selection: false certification <= delta past clean steps under --stop depth "
+    "sequential_selection: false certification <= delta past clean steps under --stop labels "
     "(Monte Carlo)") {
   // make_boundary_pool: the first `clean` grid selections u_top unsafe, every deeper S_j on its
-  // boundary U*_j, so H_clean is the first true null; the forecast switch hands most runs to
-  // the tail there, whose test runs at delta (0.9 + 0.1 E_j). 2000 runs per pool, seeds
-  // 1000003 * (3100 + i) + r; the test fails if the 99.9% lower bound exceeds delta.
+  // boundary U*_j, so H_clean is the first true null. `--stop labels` (the stall switch, tail
+  // share 0.5); the defaults (`depth`: the forecast switch, share 0.9) are the case "false
+  // certification <= delta past clean steps, the defaults' fixed tail" of
+  // sequential_selection.test.cpp. 2000 runs per pool, seeds 1000003 * (3100 + i) + r; the
+  // test fails if the 99.9% lower bound exceeds delta.
   struct Case {
     std::int64_t clean;
     double u_top;
@@ -165,7 +171,7 @@ TEST_CASE(
       REQUIRE((U[j] >= ltt::null_boundary(grid.selection_size[j], 0.25)) ==
               (static_cast<std::int64_t>(j) >= cases[i].clean));
     cur::SequentialSelectionOptions options;
-    cur::apply_stop_rule("depth", options);
+    cur::apply_stop_rule("labels", options);
     std::int64_t false_certified = 0, switched = 0;
     for (std::int64_t r = 0; r < reps; ++r) {
       const auto c = cur::sequential_selection(
@@ -175,7 +181,7 @@ TEST_CASE(
       switched += c.tail_from.has_value();
     }
     const double lower = ltt::clopper_pearson_lower(false_certified, reps, 1e-3);
-    MESSAGE(cases[i].clean << " clean steps, then every S_j on its boundary, --stop depth: false "
+    MESSAGE(cases[i].clean << " clean steps, then every S_j on its boundary, --stop labels: false "
                            << false_certified << "/" << reps << " [95%: "
                            << ltt::clopper_pearson_lower(false_certified, reps, 0.05) << ", "
                            << ltt::clopper_pearson_upper(false_certified, reps, 0.05)
