@@ -9,6 +9,7 @@
 #include <ltt/sequential_pvalue.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -94,18 +95,18 @@ struct SequentialSelectionOptions {
   // <curation/sequential_selection.hpp>): of every H_j in the uniform order, of H_1 in the
   // stratified one; those anytime tests run at delta (1 - w). 0 <= w < 1; 0: anytime alone.
   double cap_test_share = 0.2;
-  // The fixed tail (stratified order only; `auto` sets it; docs/sequential.md, "The fixed
-  // tail"): once a step is certified and the depth has not grown for stall_labels labels (the
-  // stall forecast still at least stall_rate), the labels left under the cap are drawn
-  // uniformly from the unlabeled part of the grid's largest selection and each uncertified H_j
-  // is tested at the cap by an exact test conditional on the labels before, at level
+  // The fixed tail (stratified order only; `auto`, `depth` and `labels` set it;
+  // docs/sequential.md, "The fixed tail"): once a step is certified and tail_switch says so,
+  // the labels left under the cap are drawn uniformly from the unlabeled part of the grid's
+  // largest selection and each uncertified H_j is tested at the cap by an exact test
+  // conditional on the labels before, at level
   // delta (w + (1 - w) E_j), E_j its anytime evidence at the switch. The anytime tests of
   // the deeper H_j then run at delta (1 - w) from the first label, as H_1's does.
   bool fixed_tail = false;
   // w of the fixed tail: the deeper steps' anytime tests run at delta (1 - w), the tail's test
-  // at delta (w + (1 - w) E_j). 0 < w < 1.
+  // at delta (w + (1 - w) E_j). 0 < w < 1. Fixed before the first label (`depth`: 0.9).
   double tail_share = 0.5;
-  TailSwitch tail_switch = TailSwitch::stall;
+  TailSwitch tail_switch = TailSwitch::stall;  // `depth` and `auto`: forecast
   // TailSwitch::forecast: switch when the forecast depth of the tail is at least that of going
   // on plus this many steps (negative leans to depth, positive to saving labels).
   double switch_margin = 0.0;
@@ -190,6 +191,8 @@ inline void check_options(std::string_view fn, std::int64_t N,
   ltt::detail::require_count(fn, "minimum_selection", o.minimum_selection);
   if (!(o.tail_share > 0.0 && o.tail_share < 1.0))
     detail::invalid(fn, "tail_share", detail::show(o.tail_share), "must lie in (0, 1)");
+  if (!std::isfinite(o.switch_margin))
+    detail::invalid(fn, "switch_margin", detail::show(o.switch_margin), "must be finite");
   if (o.stall_labels && *o.stall_labels < 1)
     detail::invalid(fn, "stall_labels", detail::show(*o.stall_labels), "must be at least 1");
 }

@@ -235,11 +235,13 @@ class SequentialWalk {
   }
 
   // The switch to the fixed tail: stratified order with fixed_tail, a step certified but not
-  // all, labels left, and where the stall rule would look (the depth unchanged for
+  // all, labels left, and the rule of options_.tail_switch: forecast, the plug-in forecast of
+  // the depth at the cap of switching now at least that of going on (tail_forecast, plus
+  // switch_margin); stall, where the stall rule would look (the depth unchanged for
   // stall_labels labels) the forecast still at least stall_rate: the next step looks
   // certifiable by an exact test, but not by the anytime one within the cap
   // (anytime_out_of_reach). At depth 0 there is no switch: the labels stay in S_1, where H_1's
-  // own exact test at the cap uses them.
+  // own exact test at the cap uses them. Each rule reads only the labels so far.
   bool switches_to_tail() const {
     if (!options_.fixed_tail || !stratified() || c_.tail_from) return false;
     if (depth_ < 1 || depth_ == c_.grid_size || c_.labels_used >= options_.label_cap) return false;
@@ -253,7 +255,7 @@ class SequentialWalk {
            (anytime_out_of_reach() || last_step_out_of_reach());
   }
 
- public:
+  // <curation/detail/tail_forecast.hpp> on the strata's counts now.
   detail::sequential::TailForecast tail_forecast() const {
     detail::sequential::TailForecastInput in;
     for (std::size_t k = 0; k < strata_->strata(); ++k) {
@@ -269,7 +271,6 @@ class SequentialWalk {
     in.tail_share = options_.tail_share;
     return detail::sequential::tail_forecast(in);
   }
- private:
 
   // The grid's largest selection estimated at or over alpha: its strata up to the newest
   // labeled one at their labeled fractions, the rest at the newest one's (purity falls with

@@ -22,6 +22,7 @@
 #include "../support/graded_pool.hpp"
 #include "../support/monte_carlo.hpp"
 #include "../support/pool_family.hpp"
+#include "../support/throws.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -136,6 +137,12 @@ TEST_CASE("sequential_selection: --stop depth and labels set the switch rule and
   cur::apply_stop_rule("labels", o);
   CHECK(o.tail_switch == cur::TailSwitch::stall);
   CHECK(o.tail_share == 0.5);
+  cur::SequentialSelectionOptions nan_margin;
+  nan_margin.switch_margin = std::nan("");
+  const ltt_test::GradedPool pool = ltt_test::make_graded_pool(300, 0.0, 0.1);
+  ltt_test::check_throws_naming(
+      [&] { (void)cur::sequential_selection(pool.scores, pool.unsafe, 1, nan_margin); },
+      "switch_margin");
   // the default is the depth end
   cur::SequentialSelectionOptions a, d;
   cur::apply_stop_rule("auto", a);
