@@ -5,7 +5,7 @@
 // on random pools", reports its output.
 //
 //   sequential_pools [--set design|evaluation] [--pools P] [--draws R] [--cap n]
-//                    [--stop RULE]... [--graded] [--per-pool]
+//                    [--stop RULE]... [--graded] [--per-pool] [--only I,J,...]
 //
 // Defaults: the evaluation set, 200 pools, 200 draws per pool and procedure, cap 200, the
 // rules auto, depth and labels. --graded adds the graded pool of N = 2000 with S_1 5% unsafe
@@ -14,6 +14,8 @@
 // Monte Carlo error: each depth difference comes with its standard error; a pool counts as
 // "below the bar" where the difference is under -0.25, and "significantly below" where its
 // 95% upper limit (difference + 1.96 se) is.
+// --only runs the listed pools of the set (their indices) instead of the first P, e.g. to
+// measure again at more draws the pools a first run found below the bar.
 // A small size for CI: --pools 4 --draws 20.
 
 #include <curation/calibrated_selection.hpp>
@@ -127,6 +129,7 @@ int main(int argc, char** argv) {
   std::int64_t pools = 200, draws = 200, cap = 200;
   std::vector<std::string> rules;
   bool graded = false, per_pool = false;
+  std::vector<std::int64_t> only;
   for (int i = 1; i < argc; ++i) {
     const auto value = [&]() -> std::string {
       if (i + 1 >= argc) usage("a flag lacks its value");
@@ -139,11 +142,20 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--stop")) rules.push_back(value());
     else if (!std::strcmp(argv[i], "--graded")) graded = true;
     else if (!std::strcmp(argv[i], "--per-pool")) per_pool = true;
+    else if (!std::strcmp(argv[i], "--only")) {
+      const std::string list = value();
+      for (std::size_t at = 0; at < list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        only.push_back(std::atoll(list.substr(at, comma - at).c_str()));
+        at = comma + 1;
+      }
+    }
     else usage("unknown flag");
   }
   if (set != "design" && set != "evaluation") usage("--set must be design or evaluation");
   if (pools < 1 || draws < 2 || cap < 1) usage("--pools, --draws and --cap must be positive");
   if (rules.empty()) rules = {"auto", "depth", "labels"};
+  if (!only.empty()) pools = static_cast<std::int64_t>(only.size());
 
   std::vector<RuleSummary> summary;
   for (const std::string& r : rules) summary.push_back({r, {}, {}, 0, 0.0, 0.0, 0.0});
@@ -157,7 +169,7 @@ int main(int argc, char** argv) {
                 "rate,depth,depth_diff,se,labels\n");
   double fixed_rate_sum = 0.0, fixed_depth_sum = 0.0;
   for (std::int64_t i = 0; i < pools; ++i) {
-    const auto u = static_cast<std::uint64_t>(i);
+    const auto u = static_cast<std::uint64_t>(only.empty() ? i : only[static_cast<std::size_t>(i)]);
     const ltt_test::FamilyPool f = ltt_test::draw_family_pool(
         set == "design" ? ltt_test::pool_family_design_seed(u)
                         : ltt_test::pool_family_evaluation_seed(u));
@@ -181,7 +193,7 @@ int main(int argc, char** argv) {
       sum.depth += s.mean_depth();
       if (per_pool)
         std::printf("%lld,%llu,%s,%.3f,%lld,%.3f,%.4f,%.4f,%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.1f\n",
-                    static_cast<long long>(i), static_cast<unsigned long long>(f.seed),
+                    static_cast<long long>(u), static_cast<unsigned long long>(f.seed),
                     std::string(ltt_test::purity_shape_name(f.curve.shape)).c_str(),
                     f.curve.parameter, static_cast<long long>(f.N), f.margin, f.curve.u_top,
                     f.curve.u_bottom, rules[k].c_str(), fixed.rate(), fixed.mean_depth(),
