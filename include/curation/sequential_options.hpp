@@ -9,6 +9,7 @@
 #include <ltt/sequential_pvalue.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,6 +53,16 @@ constexpr std::string_view stopping_reason_name(StoppingReason reason) {
 //    and the labels in each S_j a uniform draw from it; printable before any label.
 enum class LabelOrder { stratified, uniform };
 
+// When the fixed tail takes over (docs/sequential.md, "When to switch: the criterion"):
+//  - stall: the depth unchanged for stall_labels labels, the next step's forecast at least
+//    stall_rate, and the anytime test out of reach (thresholds, as `auto` had them first);
+//  - forecast: after every label, the plug-in forecast of the certified depth at the cap
+//    (<curation/detail/tail_forecast.hpp>) of switching now is at least that of going on with
+//    the anytime test, plus switch_margin;
+//  - first_certificate: as soon as a step is certified and not every one is.
+// Each is a function of the labels so far: a stopping time, as the tail's proof asks.
+enum class TailSwitch { stall, forecast, first_certificate };
+
 constexpr std::string_view label_order_name(LabelOrder order) {
   return order == LabelOrder::stratified ? "stratified" : "uniform";
 }
@@ -84,17 +95,21 @@ struct SequentialSelectionOptions {
   // <curation/sequential_selection.hpp>): of every H_j in the uniform order, of H_1 in the
   // stratified one; those anytime tests run at delta (1 - w). 0 <= w < 1; 0: anytime alone.
   double cap_test_share = 0.2;
-  // The fixed tail (stratified order only; `auto` sets it; docs/sequential.md, "The fixed
-  // tail"): once a step is certified and the depth has not grown for stall_labels labels (the
-  // stall forecast still at least stall_rate), the labels left under the cap are drawn
-  // uniformly from the unlabeled part of the grid's largest selection and each uncertified H_j
-  // is tested at the cap by an exact test conditional on the labels before, at level
+  // The fixed tail (stratified order only; `auto`, `depth` and `labels` set it;
+  // docs/sequential.md, "The fixed tail"): once a step is certified and tail_switch says so,
+  // the labels left under the cap are drawn uniformly from the unlabeled part of the grid's
+  // largest selection and each uncertified H_j is tested at the cap by an exact test
+  // conditional on the labels before, at level
   // delta (w + (1 - w) E_j), E_j its anytime evidence at the switch. The anytime tests of
   // the deeper H_j then run at delta (1 - w) from the first label, as H_1's does.
   bool fixed_tail = false;
   // w of the fixed tail: the deeper steps' anytime tests run at delta (1 - w), the tail's test
-  // at delta (w + (1 - w) E_j). 0 < w < 1.
+  // at delta (w + (1 - w) E_j). 0 < w < 1. Fixed before the first label (`depth`: 0.9).
   double tail_share = 0.5;
+  TailSwitch tail_switch = TailSwitch::stall;  // `depth` and `auto`: forecast
+  // TailSwitch::forecast: switch when the forecast depth of the tail is at least that of going
+  // on plus this many steps (negative leans to depth, positive to saving labels).
+  double switch_margin = 0.0;
   // The fewest trajectories the uncertified fallback keeps (capped at the pool size), as the
   // fixed-n walk's CalibratedSelectionOptions::minimum_selection.
   std::int64_t minimum_selection = 50;
@@ -102,6 +117,9 @@ struct SequentialSelectionOptions {
 
 // `--stop auto`: the stall rule with this many labels, plus early refusal.
 inline constexpr std::int64_t auto_stall_labels = 20;
+// `--stop depth`: the fixed tail's share of delta (the deeper anytime tests run at a tenth of
+// delta; the forecast switch hands most runs that have a step left to the tail).
+inline constexpr double depth_tail_share = 0.9;
 
 // The stopping rule named on the command line (`--stop RULE`) or in Python, set in `options`
 // (label_cap, the rates, the prior and the levels are left as they are):
@@ -109,9 +127,14 @@ inline constexpr std::int64_t auto_stall_labels = 20;
 //   target:J       also stop once grid step J (0-based, as certified_step) is certified
 //   stall:L        also the stall rule with L labels
 //   early-refusal  also early refusal
-//   auto           stall:20 and early refusal, and the fixed tail (stratified order): where the
+//   labels         stall:20 and early refusal, and the fixed tail (stratified order): where the
 //                  stall rule looks, a walk whose next step an exact test could still certify
-//                  switches to it (the default)
+//                  switches to it (TailSwitch::stall, tail_share 0.5); saves labels
+//   depth          the same stop rules, the fixed tail with the forecast switch
+//                  (TailSwitch::forecast, margin 0) and tail_share 0.9: the deep end of the
+//                  trade-off measured on random pools (docs/sequential.md)
+//   auto           the default: depth (no rule measured keeps both the fixed walk's depth and
+//                  the labels saved, and the default is the end that keeps the depth)
 inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& options) {
   constexpr std::string_view fn = "ltt::curation::apply_stop_rule";
   const auto count_after = [&](std::string_view prefix) -> std::optional<std::int64_t> {
@@ -131,17 +154,24 @@ inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& o
   if (rule == "cap") return;
   if (rule == "early-refusal") {
     options.early_refusal = true;
-  } else if (rule == "auto") {
+  } else if (rule == "auto" || rule == "labels" || rule == "depth") {
     options.early_refusal = true;
     options.stall_labels = auto_stall_labels;
     options.fixed_tail = true;
+    options.tail_switch = TailSwitch::stall;
+    options.tail_share = 0.5;
+    options.switch_margin = 0.0;
+    if (rule != "labels") {
+      options.tail_switch = TailSwitch::forecast;
+      options.tail_share = depth_tail_share;
+    }
   } else if (const auto J = count_after("target:")) {
     options.target_step = *J;
   } else if (const auto L = count_after("stall:")) {
     options.stall_labels = *L;
   } else {
     detail::invalid(fn, "stop", std::string(rule),
-                    "must be cap, target:J, stall:L, early-refusal or auto");
+                    "must be cap, target:J, stall:L, early-refusal, labels, depth or auto");
   }
 }
 
@@ -161,6 +191,8 @@ inline void check_options(std::string_view fn, std::int64_t N,
   ltt::detail::require_count(fn, "minimum_selection", o.minimum_selection);
   if (!(o.tail_share > 0.0 && o.tail_share < 1.0))
     detail::invalid(fn, "tail_share", detail::show(o.tail_share), "must lie in (0, 1)");
+  if (!std::isfinite(o.switch_margin))
+    detail::invalid(fn, "switch_margin", detail::show(o.switch_margin), "must be finite");
   if (o.stall_labels && *o.stall_labels < 1)
     detail::invalid(fn, "stall_labels", detail::show(*o.stall_labels), "must be at least 1");
 }

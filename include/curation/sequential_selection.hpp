@@ -33,10 +33,10 @@
 // rounded down (ltt/detail/level_split.hpp): the shares sum to at most delta, not delta (1 +
 // 5.6e-17) as fl(1 - 0.2) + 0.2 would.
 //
-// The fixed tail (options.fixed_tail, set by `auto`; stratified order; docs/sequential.md,
-// "The fixed tail"): the deeper H_j's anytime tests run at delta (1 - w), w = tail_share; once
-// something is certified and the depth stalls while the next step looks certifiable by an
-// exact test but not by the anytime one within the cap (switches_to_tail), the labels left
+// The fixed tail (options.fixed_tail, set by `auto`, `depth` and `labels`; stratified order;
+// docs/sequential.md, "The fixed tail"): the deeper H_j's anytime tests run at delta (1 - w),
+// w = tail_share; once something is certified and the switch rule says so (switches_to_tail:
+// by default the forecast of the depth at the cap, TailSwitch::forecast), the labels left
 // under the cap are drawn from a second seeded permutation over the unlabeled part of the
 // grid's largest selection, the anytime evidence is frozen, and at the tail's end each H_j
 // uncertified at the switch T is tested by the exact test of its tail labels conditional on

@@ -6,6 +6,7 @@
 
 #include <curation/detail/check.hpp>
 #include <curation/detail/stop_rule_bounds.hpp>
+#include <curation/detail/tail_forecast.hpp>
 #include <curation/label_order.hpp>
 #include <curation/selection.hpp>
 #include <curation/sequential_certificate.hpp>
@@ -234,17 +235,41 @@ class SequentialWalk {
   }
 
   // The switch to the fixed tail: stratified order with fixed_tail, a step certified but not
-  // all, labels left, and where the stall rule would look (the depth unchanged for
+  // all, labels left, and the rule of options_.tail_switch: forecast, the plug-in forecast of
+  // the depth at the cap of switching now at least that of going on (tail_forecast, plus
+  // switch_margin); stall, where the stall rule would look (the depth unchanged for
   // stall_labels labels) the forecast still at least stall_rate: the next step looks
   // certifiable by an exact test, but not by the anytime one within the cap
   // (anytime_out_of_reach). At depth 0 there is no switch: the labels stay in S_1, where H_1's
-  // own exact test at the cap uses them.
+  // own exact test at the cap uses them. Each rule reads only the labels so far.
   bool switches_to_tail() const {
     if (!options_.fixed_tail || !stratified() || c_.tail_from) return false;
     if (depth_ < 1 || depth_ == c_.grid_size || c_.labels_used >= options_.label_cap) return false;
+    if (options_.tail_switch == TailSwitch::first_certificate) return true;
+    if (options_.tail_switch == TailSwitch::forecast) {
+      const detail::sequential::TailForecast f = tail_forecast();
+      return f.switch_now >= f.go_on + options_.switch_margin;
+    }
     return depth_unchanged(options_.stall_labels.value_or(auto_stall_labels)) &&
            forecast() >= options_.stall_rate &&
            (anytime_out_of_reach() || last_step_out_of_reach());
+  }
+
+  // <curation/detail/tail_forecast.hpp> on the strata's counts now.
+  detail::sequential::TailForecast tail_forecast() const {
+    detail::sequential::TailForecastInput in;
+    for (std::size_t k = 0; k < strata_->strata(); ++k) {
+      in.stratum_size.push_back(strata_->size(k));
+      in.stratum_labels.push_back(strata_->labels(k));
+      in.stratum_unsafe.push_back(strata_->unsafe(k));
+    }
+    for (const SequentialStep& step : c_.steps) in.null_boundary.push_back(step.null_boundary);
+    in.depth = depth_;
+    in.labels_left = options_.label_cap - c_.labels_used;
+    in.alpha = options_.alpha;
+    in.delta = options_.delta;
+    in.tail_share = options_.tail_share;
+    return detail::sequential::tail_forecast(in);
   }
 
   // The grid's largest selection estimated at or over alpha: its strata up to the newest

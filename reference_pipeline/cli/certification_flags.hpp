@@ -76,7 +76,7 @@ inline constexpr Flag certify_flags[] = {
      "the sequential walk: --labels in the order of `ltt draw --sequential --seed S`, one at a "
      "time until --stop fires (docs/sequential.md)"},
     {"stop", FlagKind::text,
-     "--sequential: stopping rule, cap, target:J, stall:L, early-refusal or auto", "auto"},
+     "--sequential: stopping rule, cap, target:J, stall:L, early-refusal, labels, depth or auto (= depth)", "auto"},
     {"n", FlagKind::count, "--sequential: the label cap", "200"},
     label_order_flag,
     refusal_rate_flag,
@@ -180,7 +180,7 @@ inline SequentialRequest read_walk_flags(const Arguments& args, Inputs& in) {
     cur::apply_stop_rule(r.stop, r.options);
   } catch (const std::invalid_argument&) {
     throw BadInput(cat("--stop: ", in_quotes(r.stop),
-                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
+                       " is not one of cap, target:J, stall:L, early-refusal, labels, depth, auto"));
   }
   r.options.label_cap = args.count("n");
   if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");

@@ -62,7 +62,7 @@ constexpr Flag validate_flags[] = {
      "one from the same labels, against the pool's cost column (docs/several-budgets.md)"},
     alphas_flag,
     {"stop", FlagKind::text,
-     "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal or auto",
+     "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal, labels, depth or auto (= depth)",
      "auto"},
     label_order_flag,
     refusal_rate_flag,
@@ -380,7 +380,7 @@ int run_validate(const Invocation& call) {
     ltt::curation::apply_stop_rule(args->text("stop"), walk);
   } catch (const std::invalid_argument&) {
     throw BadInput(cat("--stop: ", in_quotes(args->text("stop")),
-                       " is not one of cap, target:J, stall:L, early-refusal, auto"));
+                       " is not one of cap, target:J, stall:L, early-refusal, labels, depth, auto"));
   }
   if (options.calibration_size < 1) throw BadInput("--n: 0 must be at least 1");
   if (options.draws < 1) throw BadInput("--draws: 0 must be at least 1");

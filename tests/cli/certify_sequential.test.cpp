@@ -398,7 +398,7 @@ TEST_CASE("ltt certify --sequential: flags checked before any file is read") {
     CHECK(r.out.empty());
   };
   refused(certify_sequential_args("--labels '" + missing + "' --stop sometimes"),
-          "--stop: 'sometimes' is not one of cap, target:J, stall:L, early-refusal, auto");
+          "--stop: 'sometimes' is not one of cap, target:J, stall:L, early-refusal, labels, depth, auto");
   refused(certify_sequential_args("--labels '" + missing + "' --n 0"), "--n: 0 must be at least 1");
   refused(certify_sequential_args("--labels '" + missing + "' --gate top-half"),
           "--gate does not apply to --sequential");

@@ -457,7 +457,8 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
       {"uniform order, default mixture prior, cap test w = 0.5", uniform, "target:0", mixture, 0.5},
       {"uniform order, --stop auto", uniform, "auto", mixture, 0.2},
       {"stratified order, target:0", stratified, "target:0", mixture, 0.2},
-      {"stratified order, --stop auto (the defaults)", stratified, "auto", mixture, 0.2}};
+      {"stratified order, --stop labels (the savings)", stratified, "labels", mixture, 0.2},
+      {"stratified order, --stop auto (the defaults: depth)", stratified, "auto", mixture, 0.2}};
   for (const PoolCase& pc : pools) {
     const Pool pool = make_pool(2000, pc.u1, pc.u_rest);
     const double margin = purity_margin(pool, alpha);
@@ -501,11 +502,12 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
                       << ltt::clopper_pearson_upper(certified, reps, 0.05) << "], mean labels "
                       << mean_labels << " of " << n << ", mean certified depth "
                       << static_cast<double>(depth) / reps << ", early refusals " << refused_early);
-      // the bar of issue 16: margin >= +0.20, the defaults
-      if (margin >= 0.20 && con.name.ends_with("(the defaults)")) {
+      // margin >= +0.20: `--stop labels` certifies as often as the fixed walk with at most half
+      // its labels; the defaults (`depth`) as often, and spend the cap on depth
+      if (margin >= 0.20 && con.stop == "labels")
         CHECK(ltt_test::mean_at_most(mean_labels, reps, full_reps, n, 0.5 * n));
+      if (margin >= 0.20 && con.order == stratified && (con.stop == "labels" || con.stop == "auto"))
         CHECK(ltt_test::rate_not_below(certified, fixed_certified, reps, full_reps, 0.02));
-      }
     }
   }
 }
@@ -654,7 +656,8 @@ TEST_CASE("sequential_selection: the fixed tail: where its labels come from and 
           bad <= 0     ? 1.0
           : bad > left ? 0.0
                        : ltt::hypergeometric_cdf(s.k - *s.known_k, left, bad, s.m - *s.known_m);
-      const double want = std::min(1.0, exact / (0.5 + 0.5 * *s.switch_evidence));
+      const double w = options.tail_share;  // the default's (`depth`): 0.9
+      const double want = std::min(1.0, exact / (w + (1.0 - w) * *s.switch_evidence));
       CHECK(*s.p_tail >= want);
       CHECK(*s.p_tail <= want * (1 + 1e-12));
       CHECK(s.rejected == (s.p <= options.delta));
