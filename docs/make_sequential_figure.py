@@ -7,7 +7,7 @@ Graded pools of N = 2000 (scores 2000..1; the top N_1 = 301, the first grid sele
 fraction u1 unsafe, the rest u1 + 0.05, spread evenly), u1 from 0 to 0.55: purity margins
 +0.25 to -0.30 at alpha = 0.25. For each pool, `ltt validate --json` with the fixed-n walk at
 n = 200 and with --procedure sequential, cap 200: the stratified order (the default) under
---stop auto and --stop target:0, the uniform order under --stop auto (seed 1, one thread).
+--stop labels and --stop target:0, the uniform order under --stop labels (seed 1, one thread).
 The last column is the smallest fixed n whose closed-form certification rate reaches the
 defaults' measured rate (`ltt budget`, capped at 0.999). Prints a markdown table and writes
 docs/images/sequential_labels.svg.
@@ -20,8 +20,8 @@ import tempfile
 
 U1 = [0.0, 0.02, 0.05, 0.10, 0.15, 0.20, 0.24, 0.26, 0.30, 0.35, 0.45, 0.55]
 # (key, --order, --stop)
-RUNS = [("auto", "stratified", "auto"), ("target:0", "stratified", "target:0"),
-        ("uniform", "uniform", "auto")]
+RUNS = [("auto", "stratified", "labels"), ("target:0", "stratified", "target:0"),
+        ("uniform", "uniform", "labels")]
 
 
 def write_pool(path, N, u1, u_rest):
@@ -77,9 +77,9 @@ def svg(rows, path):
     parts.append(f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" '
                  f'transform="rotate(-90 16 {(T + H - B) / 2})">labels used per run</text>')
     series = [("fixed", "#555", "fixed-n walk, n = 200"),
-              ("auto", "#1f77b4", "sequential, defaults (stratified, --stop auto): mean; band median-p90"),
+              ("auto", "#1f77b4", "sequential, stratified, --stop labels: mean; band median-p90"),
               ("target:0", "#d62728", "sequential, stratified, --stop target:0 (mean)"),
-              ("uniform", "#2ca02c", "sequential, --order uniform --stop auto (mean)")]
+              ("uniform", "#2ca02c", "sequential, --order uniform --stop labels (mean)")]
     auto_band = [(x(r["margin"]), y(r["auto"]["median"])) for r in rows] + \
                 [(x(r["margin"]), y(r["auto"]["p90"])) for r in reversed(rows)]
     parts.append('<polygon fill="#1f77b4" fill-opacity="0.15" points="' +
