@@ -53,6 +53,16 @@ inline bool rate_not_below(std::int64_t count_a, std::int64_t count_b, std::int6
          ltt::clopper_pearson_lower(count_b, draws, reduced_level) - margin;
 }
 
+// A rate held below bar with margin, count / draws <= bar: at full size the Clopper-Pearson
+// upper limit at `level` is at most bar (the rate is shown below bar); in a reduced cell the
+// lower limit at reduced_level is (the sample is not significantly above bar), since a small
+// sample's upper limit cannot show a rate below bar.
+inline bool rate_at_most(std::int64_t count, std::int64_t draws, std::int64_t full, double bar,
+                         double level) {
+  if (draws >= full) return ltt::clopper_pearson_upper(count, draws, level) <= bar;
+  return ltt::clopper_pearson_lower(count, draws, reduced_level) <= bar;
+}
+
 // The mean of `draws` values in [0, range] at most bar: the sample mean at full size; in a
 // reduced cell, the sample mean less Hoeffding's deviation range sqrt(ln(1 / level) / (2 draws)).
 inline bool mean_at_most(double mean, std::int64_t draws, std::int64_t full, double range,
