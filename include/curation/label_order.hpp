@@ -17,10 +17,13 @@
 #include <curation/detail/check.hpp>
 #include <curation/detail/random.hpp>
 #include <curation/sequential_options.hpp>
+#include <curation/threshold_grid.hpp>
 #include <ltt/detail/check.hpp>
 #include <ltt/detail/int128.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <span>
@@ -49,6 +52,23 @@ inline std::vector<std::int64_t> draw_label_order(std::int64_t pool_size, std::i
   perm.resize(static_cast<std::size_t>(count));
   return perm;
 }
+
+namespace detail::sequential {
+
+// Each pool position's stratum: the first grid step whose selection holds it (D_k =
+// S_k \ S_{k-1}), or J (outside every selection).
+inline std::vector<std::int64_t> strata_of(std::span<const double> scores,
+                                           const ThresholdGrid& grid) {
+  std::vector<std::int64_t> out;
+  out.reserve(scores.size());
+  for (const double g : scores)
+    out.push_back(static_cast<std::int64_t>(
+        std::lower_bound(grid.lambda.begin(), grid.lambda.end(), g, std::greater<>()) -
+        grid.lambda.begin()));
+  return out;
+}
+
+}  // namespace detail::sequential
 
 // The seed of the fixed tail's permutation (LabelQueue::begin_tail), a fixed function of the
 // label order's seed (splitmix64's finaliser of seed + 1): independent of the first

@@ -33,23 +33,6 @@
 
 namespace ltt::curation {
 
-namespace detail::sequential {
-
-// Each pool position's stratum: the first grid step whose selection holds it (D_k =
-// S_k \ S_{k-1}), or J (outside every selection).
-inline std::vector<std::int64_t> strata_of(std::span<const double> scores,
-                                           const ThresholdGrid& grid) {
-  std::vector<std::int64_t> out;
-  out.reserve(scores.size());
-  for (const double g : scores)
-    out.push_back(static_cast<std::int64_t>(
-        std::lower_bound(grid.lambda.begin(), grid.lambda.end(), g, std::greater<>()) -
-        grid.lambda.begin()));
-  return out;
-}
-
-}  // namespace detail::sequential
-
 // The walk as a state that takes one label at a time, in the seeded label order of
 // <curation/label_order.hpp>: next_position() says which pool position to label, add_label
 // takes its label and updates the p-values and the certified depth, stopping_reason says which
