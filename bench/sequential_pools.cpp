@@ -8,7 +8,7 @@
 //                    [--stop RULE]... [--graded] [--per-pool] [--only I,J,...]
 //
 // Defaults: the evaluation set, 200 pools, 200 draws per pool and procedure, cap 200, the
-// rules auto, depth and labels. --graded adds the graded pool of N = 2000 with S_1 5% unsafe
+// rules depth, forecast and labels. --graded adds the graded pool of N = 2000 with S_1 5% unsafe
 // (margin +0.20) and the rest 10%. Draw r of a pool is seeded 5000 + r (fixed walk) and
 // 7000 + r (sequential), as the measurement cases of tests/curation/sequential_selection.
 // Monte Carlo error: each depth difference comes with its standard error; a pool counts as
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
   }
   if (set != "design" && set != "evaluation") usage("--set must be design or evaluation");
   if (pools < 1 || draws < 2 || cap < 1) usage("--pools, --draws and --cap must be positive");
-  if (rules.empty()) rules = {"auto", "depth", "labels"};
+  if (rules.empty()) rules = {"depth", "forecast", "labels"};
   if (!only.empty()) pools = static_cast<std::int64_t>(only.size());
 
   std::vector<RuleSummary> summary;

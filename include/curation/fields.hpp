@@ -95,6 +95,7 @@ void fields(const SequentialStep& s, Visit&& visit) {
   visit("known_k", s.known_k);
   visit("switch_evidence", s.switch_evidence);
   visit("p_tail", s.p_tail);
+  visit("sample", s.sample);
   visit("p", s.p);
   visit("rejected", s.rejected);
   visit("certified_after", s.certified_after);
@@ -153,6 +154,8 @@ void fields(const StoppedCertificate& s, Visit&& visit) {
   visit("merged_quantiles", c.merged_quantiles);
   visit("steps", c.steps);
   visit("depth_trace", c.depth_trace);
+  visit("fixed_walk", c.fixed_walk);
+  visit("depth_upper", c.depth_upper);
 }
 
 // The labels a sequential validation bought per run (`ltt validate --procedure sequential`).

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <span>
@@ -154,6 +155,17 @@ class LabelQueue {
     return count;
   }
 
+  // The fixed walk bought label by label (SequentialSelectionOptions::fixed_walk; uniform
+  // order): its sample is the first `sample` positions of the permutation, and of those the
+  // queue gives only the members of strata k < `below`, in permutation order. The walk lowers
+  // `below` as the steps from there on become refused whatever the labels left, so a position
+  // passed over is never needed; none of this changes which positions form the sample.
+  void restrict_to_sample(std::int64_t sample, std::int64_t below) {
+    limit_ = static_cast<std::size_t>(sample);
+    below_ = below;
+  }
+  void set_relevant_strata(std::int64_t below) { below_ = below; }
+
   LabelOrder order() const { return order_; }
   std::span<const std::int64_t> permutation() const { return permutation_; }
   std::int64_t stratum_of(std::int64_t position) const {
@@ -171,10 +183,20 @@ class LabelQueue {
     return from;
   }
 
+  // Uniform order: the first index from `cursor` on that the queue gives (restrict_to_sample).
+  std::size_t skip(std::size_t cursor) const {
+    while (cursor < limit_ &&
+           stratum_[static_cast<std::size_t>(permutation_[cursor])] >= below_)
+      ++cursor;
+    return cursor;
+  }
+
   std::optional<std::int64_t> next_of(std::int64_t depth, const std::vector<std::int64_t>& taken,
                                       std::size_t cursor) const {
-    if (order_ == LabelOrder::uniform)
-      return cursor < permutation_.size() ? std::optional(permutation_[cursor]) : std::nullopt;
+    if (order_ == LabelOrder::uniform) {
+      cursor = skip(cursor);
+      return cursor < limit_ ? std::optional(permutation_[cursor]) : std::nullopt;
+    }
     const auto last = static_cast<std::size_t>(
         std::min<std::int64_t>(depth, static_cast<std::int64_t>(members_.size()) - 1));
     std::optional<std::size_t> best;
@@ -193,7 +215,7 @@ class LabelQueue {
 
   void advance(std::int64_t position, std::vector<std::int64_t>& taken, std::size_t& cursor) const {
     if (order_ == LabelOrder::uniform) {
-      ++cursor;
+      cursor = skip(cursor) + 1;
     } else {
       ++taken[static_cast<std::size_t>(stratum_[static_cast<std::size_t>(position)])];
     }
@@ -205,7 +227,10 @@ class LabelQueue {
   // stratified: per stratum, its members in permutation order and how many are labeled
   std::vector<std::vector<std::int64_t>> members_;
   std::vector<std::int64_t> taken_;
-  std::size_t cursor_ = 0;             // uniform: labeled so far
+  std::size_t cursor_ = 0;             // uniform: permutation entries labeled or passed over
+  // uniform: the sample's end and the strata given (restrict_to_sample); all by default
+  std::size_t limit_ = permutation_.size();
+  std::int64_t below_ = std::numeric_limits<std::int64_t>::max();
   std::vector<std::uint8_t> labeled_;  // per position
   // the tail: its permutation, where it is read from, the strata it draws from
   bool tail_ = false;

@@ -36,6 +36,9 @@ struct SequentialStep {
   std::optional<std::int64_t> known_m, known_k;
   std::optional<double> switch_evidence;
   std::optional<double> p_tail;
+  // The fixed walk (options.fixed_walk): the members of S_j in its sample, n_j; p_cap and p
+  // are then the exact test on them with the unbought ones counted unsafe.
+  std::optional<std::int64_t> sample;
 };
 
 // The uncertified fallback of a sequential refusal: the labels so far were drawn uniformly
@@ -92,6 +95,10 @@ struct SequentialCertificate {
   std::int64_t tail_size = 0;             // the tail's labels, fixed at the switch
   StoppingReason reason = StoppingReason::label_cap;
   std::vector<std::int64_t> depth_trace;  // certified steps after each label, nondecreasing
+  // The fixed walk (options.fixed_walk): the most steps its sample can still certify, whatever
+  // the labels left (depth_trace's steps are those it certifies whatever they are).
+  bool fixed_walk = false;
+  std::optional<std::int64_t> depth_upper;
 
   bool certified = false;
   std::optional<std::int64_t> certified_step;  // deepest certified grid step

@@ -110,6 +110,14 @@ struct SequentialSelectionOptions {
   // TailSwitch::forecast: switch when the forecast depth of the tail is at least that of going
   // on plus this many steps (negative leans to depth, positive to saving labels).
   double switch_margin = 0.0;
+  // The fixed walk bought label by label (uniform order only; docs/sequential.md, "The fixed
+  // walk, label by label"): the sample is the first label_cap positions of the permutation,
+  // tested at the cap as the fixed-n walk tests a draw of label_cap (all of delta on the exact
+  // composition test, no anytime test). The walk asks only for the sample's labels that can
+  // still change the certified depth and stops as soon as none can, so it certifies exactly
+  // what the fixed-n walk certifies on that sample, with fewer labels; at an earlier stop it
+  // certifies the steps certified whatever the labels left.
+  bool fixed_walk = false;
   // The fewest trajectories the uncertified fallback keeps (capped at the pool size), as the
   // fixed-n walk's CalibratedSelectionOptions::minimum_selection.
   std::int64_t minimum_selection = 50;
@@ -117,9 +125,9 @@ struct SequentialSelectionOptions {
 
 // `--stop auto`: the stall rule with this many labels, plus early refusal.
 inline constexpr std::int64_t auto_stall_labels = 20;
-// `--stop depth`: the fixed tail's share of delta (the deeper anytime tests run at a tenth of
-// delta; the forecast switch hands most runs that have a step left to the tail).
-inline constexpr double depth_tail_share = 0.9;
+// `--stop forecast`: the fixed tail's share of delta (the deeper anytime tests run at a tenth
+// of delta; the forecast switch hands most runs that have a step left to the tail).
+inline constexpr double forecast_tail_share = 0.9;
 
 // The stopping rule named on the command line (`--stop RULE`) or in Python, set in `options`
 // (label_cap, the rates, the prior and the levels are left as they are):
@@ -130,9 +138,13 @@ inline constexpr double depth_tail_share = 0.9;
 //   labels         stall:20 and early refusal, and the fixed tail (stratified order): where the
 //                  stall rule looks, a walk whose next step an exact test could still certify
 //                  switches to it (TailSwitch::stall, tail_share 0.5); saves labels
-//   depth          the same stop rules, the fixed tail with the forecast switch
-//                  (TailSwitch::forecast, margin 0) and tail_share 0.9: the deep end of the
-//                  trade-off measured on random pools (docs/sequential.md)
+//   forecast       the same stop rules, the fixed tail with the forecast switch
+//                  (TailSwitch::forecast, margin 0) and tail_share 0.9: the deepest rule on
+//                  average on random pools and the highest certification rate
+//                  (docs/sequential.md), but shallower than the fixed walk on some pools
+//   depth          the fixed walk bought label by label (fixed_walk; sets the uniform order):
+//                  never shallower than the fixed-n walk, on any pool, because on the same
+//                  sample it certifies the same step
 //   auto           the default: depth (no rule measured keeps both the fixed walk's depth and
 //                  the labels saved, and the default is the end that keeps the depth)
 inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& options) {
@@ -151,19 +163,23 @@ inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& o
   options.stall_labels.reset();
   options.early_refusal = false;
   options.fixed_tail = false;
+  options.fixed_walk = false;
   if (rule == "cap") return;
   if (rule == "early-refusal") {
     options.early_refusal = true;
-  } else if (rule == "auto" || rule == "labels" || rule == "depth") {
+  } else if (rule == "auto" || rule == "depth") {
+    options.fixed_walk = true;
+    options.order = LabelOrder::uniform;
+  } else if (rule == "labels" || rule == "forecast") {
     options.early_refusal = true;
     options.stall_labels = auto_stall_labels;
     options.fixed_tail = true;
     options.tail_switch = TailSwitch::stall;
     options.tail_share = 0.5;
     options.switch_margin = 0.0;
-    if (rule != "labels") {
+    if (rule == "forecast") {
       options.tail_switch = TailSwitch::forecast;
-      options.tail_share = depth_tail_share;
+      options.tail_share = forecast_tail_share;
     }
   } else if (const auto J = count_after("target:")) {
     options.target_step = *J;
@@ -171,7 +187,7 @@ inline void apply_stop_rule(std::string_view rule, SequentialSelectionOptions& o
     options.stall_labels = *L;
   } else {
     detail::invalid(fn, "stop", std::string(rule),
-                    "must be cap, target:J, stall:L, early-refusal, labels, depth or auto");
+                    "must be cap, target:J, stall:L, early-refusal, labels, forecast, depth or auto");
   }
 }
 
@@ -193,6 +209,10 @@ inline void check_options(std::string_view fn, std::int64_t N,
     detail::invalid(fn, "tail_share", detail::show(o.tail_share), "must lie in (0, 1)");
   if (!std::isfinite(o.switch_margin))
     detail::invalid(fn, "switch_margin", detail::show(o.switch_margin), "must be finite");
+  if (o.fixed_walk && o.order != LabelOrder::uniform)
+    detail::invalid(fn, "order", std::string(label_order_name(o.order)),
+                    "must be uniform for the fixed walk (fixed_walk, `--stop depth`): its sample "
+                    "is the first label_cap positions of the permutation");
   if (o.stall_labels && *o.stall_labels < 1)
     detail::invalid(fn, "stall_labels", detail::show(*o.stall_labels), "must be at least 1");
 }

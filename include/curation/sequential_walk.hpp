@@ -5,6 +5,7 @@
 // <curation/sequential_selection.hpp>, which runs it to a stop; docs/sequential.md.
 
 #include <curation/detail/check.hpp>
+#include <curation/detail/fixed_walk.hpp>
 #include <curation/detail/stop_rule_bounds.hpp>
 #include <curation/detail/tail_forecast.hpp>
 #include <curation/label_order.hpp>
@@ -64,6 +65,7 @@ class SequentialWalk {
       strata_.emplace(std::move(sizes), prior());
       log_max_.assign(static_cast<std::size_t>(J), 0.0L);
     }
+    if (options_.fixed_walk) open_fixed_walk();
   }
 
   // The pool position to label next; none when no position is left to ask for.
@@ -88,6 +90,7 @@ class SequentialWalk {
                           " (the order is fixed before labeling for the guarantee)");
     queue_->take(position);
     sequence_.push_back(unsafe);
+    if (queue_->stratum_of(position) == 0) first_stratum_.push_back(unsafe);
     c_.labels_used += 1;
     c_.unsafe_labels += unsafe;
     update_pvalues(queue_->stratum_of(position), unsafe);
@@ -99,7 +102,9 @@ class SequentialWalk {
   // The first stopping rule that fires after the labels so far, in the order of the table in
   // docs/sequential.md; none before the first label.
   std::optional<StoppingReason> stopping_reason() const {
-    if (c_.labels_used == 0) return std::nullopt;
+    const bool decided_fixed = options_.fixed_walk && depth_ == upper_depth_;
+    if (c_.labels_used == 0)  // the fixed walk may be decided by its draw alone
+      return decided_fixed ? std::optional(StoppingReason::decided) : std::nullopt;
     if (options_.target_step && depth_ > *options_.target_step)
       return StoppingReason::target_certified;
     if (c_.labels_used == options_.label_cap) return StoppingReason::label_cap;
@@ -108,13 +113,22 @@ class SequentialWalk {
     if (options_.stall_labels && stalled()) return StoppingReason::stalled;
     if (stratified() && (depth_ == c_.grid_size || !next_position()))
       return StoppingReason::decided;
+    if (decided_fixed) return StoppingReason::decided;
     return std::nullopt;
   }
+
+  // The fixed walk: the most steps it may still certify (depth_: certified whatever is left).
+  std::int64_t upper_depth() const { return upper_depth_; }
 
   // The certificate after the labels so far, with `reason` as its stopping reason.
   SequentialCertificate certificate(StoppingReason reason = StoppingReason::label_cap) const {
     SequentialCertificate c = c_;
     c.reason = reason;
+    if (options_.fixed_walk) {
+      c.fixed_walk = true;
+      c.depth_upper = upper_depth_;
+      fixed_->state_pvalues(c.steps);
+    }
     c.certified = depth_ > 0;
     if (c.certified) {
       c.certified_step = depth_ - 1;
@@ -123,11 +137,13 @@ class SequentialWalk {
       c.quantile = step.quantile;
       c.selection_size = step.N;
     } else {
-      // Nothing certified: in the stratified order every label so far came from S_1.
+      // Nothing certified: in the stratified order every label so far came from S_1; the fixed
+      // walk's labels of S_1 are a uniform draw from it (it never passes S_1's members over).
       c.fallback = true;
-      c.fallback_record =
-          sequential_fallback(c.pool_size, stratified() ? c.steps[0].N : c.pool_size, sequence_,
-                              options_.delta, options_.minimum_selection);
+      c.fallback_record = sequential_fallback(
+          c.pool_size, stratified() || options_.fixed_walk ? c.steps[0].N : c.pool_size,
+          options_.fixed_walk ? first_stratum_ : sequence_, options_.delta,
+          options_.minimum_selection);
       const std::int64_t K = c.fallback_record->count;
       c.threshold = top_count_threshold(scores_, K);
       c.quantile = 1.0 - static_cast<double>(K) / static_cast<double>(c.pool_size);
@@ -352,8 +368,9 @@ class SequentialWalk {
       step.N = grid_.selection_size[s];
       step.null_boundary = ltt::null_boundary(step.N, options_.alpha);
       c_.steps.push_back(step);
-      // the stratified order tests H_1 alone with the one-selection p-value
-      if (j == 0 || !stratified()) p_.emplace_back(step.N, step.null_boundary, prior());
+      // the stratified order tests H_1 alone with the one-selection p-value (the fixed walk: none)
+      if (!options_.fixed_walk && (j == 0 || !stratified()))
+        p_.emplace_back(step.N, step.null_boundary, prior());
     }
   }
 
@@ -374,7 +391,8 @@ class SequentialWalk {
     }
     // The exact test at the cap: a fixed-size uniform sample of S_j in the uniform order; in
     // the stratified one, of S_1 only while nothing is certified (every label went there).
-    if (c_.labels_used == options_.label_cap && options_.cap_test_share > 0.0) {
+    if (c_.labels_used == options_.label_cap && options_.cap_test_share > 0.0 &&
+        !options_.fixed_walk) {
       const std::size_t tested = stratified() ? (depth_ == 0 ? 1 : 0) : c_.steps.size();
       for (std::size_t j = 0; j < tested; ++j) {
         SequentialStep& step = c_.steps[j];
@@ -410,6 +428,7 @@ class SequentialWalk {
   // the first uncertified step; its p-value is the running maximum over those evaluations.
   void advance_walk() {
     const std::int64_t J = c_.grid_size;
+    if (options_.fixed_walk) return advance_fixed_walk();
     while (depth_ < J) {
       const auto d = static_cast<std::size_t>(depth_);
       SequentialStep& step = c_.steps[d];
@@ -428,10 +447,41 @@ class SequentialWalk {
     c_.depth_trace.push_back(depth_);
   }
 
+  // The fixed walk: its draw's counts, then the depths before any label.
+  void open_fixed_walk() {
+    std::vector<std::int64_t> strata;
+    for (const std::int64_t position :
+         queue_->permutation().first(static_cast<std::size_t>(options_.label_cap)))
+      strata.push_back(queue_->stratum_of(position));
+    fixed_.emplace(strata, c_.steps, options_.alpha, options_.delta);
+    queue_->restrict_to_sample(options_.label_cap, c_.grid_size);
+    advance_fixed_walk();
+    c_.depth_trace.clear();  // one entry per label, as the other walks keep it
+  }
+
+  // depth_: the steps certified whatever the labels left; upper_depth_: the most the draw can
+  // still certify. Steps from upper_depth_ on are refused whatever the labels left, so their
+  // strata need no more labels.
+  void advance_fixed_walk() {
+    const detail::sequential::FixedWalkDepths d = fixed_->depths(c_.steps);
+    upper_depth_ = d.upper;
+    for (; depth_ < d.lower; ++depth_) {
+      SequentialStep& step = c_.steps[static_cast<std::size_t>(depth_)];
+      step.rejected = true;
+      step.certified_after = c_.labels_used;
+    }
+    queue_->set_relevant_strata(upper_depth_);
+    c_.depth_trace.push_back(depth_);
+  }
+
   SequentialSelectionOptions options_;
   std::uint64_t seed_ = 0;
   std::vector<double> scores_;          // for the fallback's K-th score
   std::vector<std::uint8_t> sequence_;  // every label so far, in order (the fallback's)
+  std::vector<std::uint8_t> first_stratum_;  // those of S_1's members (the fixed walk's fallback)
+  // the fixed walk: its draw's counts and the depth if every label left is safe
+  std::optional<detail::sequential::FixedWalkCounts> fixed_;
+  std::int64_t upper_depth_ = 0;
   ThresholdGrid grid_;
   SequentialCertificate c_;
   std::optional<LabelQueue> queue_;

@@ -29,7 +29,8 @@ class SequentialCertifier {
  public:
   SequentialCertifier(py::handle scores, double alpha, double delta, std::int64_t label_cap,
                       std::uint64_t seed, const std::string& stop, const py::object& grid,
-                      double cap_test_share, const std::string& order, double refusal_rate,
+                      double cap_test_share, const std::optional<std::string>& order,
+                      double refusal_rate,
                       std::int64_t min_selection)
       : stop_(stop) {
     constexpr std::string_view fn = "SequentialCertifier";
@@ -40,10 +41,10 @@ class SequentialCertifier {
     o.label_cap = label_cap;
     o.cap_test_share = cap_test_share;
     if (!grid.is_none()) o.quantiles = real_vector(grid, fn, "grid");
-    o.order = cur::parse_label_order(order);
     o.refusal_rate = refusal_rate;
     o.minimum_selection = min_selection;
-    cur::apply_stop_rule(stop, o);
+    cur::apply_stop_rule(stop, o);  // `depth` and `auto` (the fixed walk) set the uniform order
+    if (order) o.order = cur::parse_label_order(*order);
     walk_.emplace(s, o, seed);
   }
 
@@ -107,15 +108,19 @@ void bind_sequential(py::module_& m) {
       "next_id() is the pool position to label next (None once stopped); planned(k) the next k\n"
       "if the certified depth stays; add_label(id, unsafe) records its label; should_stop()\n"
       "says whether a stop rule fired; certificate is the certificate now, valid at whatever\n"
-      "point the labeling stops. order: 'stratified' (labels from the first uncertified\n"
-      "selection) or 'uniform' (the seeded permutation from the top). min_selection: the fewest\n"
+      "point the labeling stops. stop: 'auto' = 'depth' (the fixed walk label by label: the\n"
+      "fixed-n certificate of the first label_cap positions of the permutation, with fewer\n"
+      "labels), 'forecast', 'labels', ... (`ltt certify --stop`). order: 'stratified' (labels\n"
+      "from the first uncertified selection) or 'uniform' (the seeded permutation from the top);\n"
+      "None: uniform under 'depth' and 'auto', stratified otherwise. min_selection: the fewest\n"
       "trajectories a refusal's fallback keeps (`--min-selection`).")
       .def(py::init<py::handle, double, double, std::int64_t, std::uint64_t, const std::string&,
-                    const py::object&, double, const std::string&, double, std::int64_t>(),
+                    const py::object&, double, const std::optional<std::string>&, double,
+                    std::int64_t>(),
            py::arg("scores"), py::kw_only(), py::arg("alpha") = 0.25, py::arg("delta") = 0.1,
            py::arg("label_cap") = 200, py::arg("seed") = 0, py::arg("stop") = "auto",
            py::arg("grid") = py::none(), py::arg("cap_test_share") = 0.2,
-           py::arg("order") = "stratified", py::arg("refusal_rate") = 0.05,
+           py::arg("order") = py::none(), py::arg("refusal_rate") = 0.05,
            py::arg("min_selection") = cur::SequentialSelectionOptions{}.minimum_selection)
       .def("next_id", &SequentialCertifier::next_id)
       .def("planned", &SequentialCertifier::planned, py::arg("count"))

@@ -106,3 +106,22 @@ def test_stub_declares_the_bindings_members():
     declared = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
     bound = {n for n in vars(ltt.SequentialCertifier) if not n.startswith("_")} | {"__init__"}
     assert declared == bound
+
+
+def test_the_default_is_the_fixed_walk_on_the_permutations_first_label_cap():
+    scores, unsafe = graded_pool(2000, 0.05, 0.1)
+    c = run(scores, unsafe, seed=4)  # stop="auto" = "depth"
+    cert = c.certificate
+    assert cert.fixed_walk and cert.order == "uniform" and cert.reason == "decided"
+    depth = cert.certified_step + 1 if cert.certified else 0
+    assert cert.depth_upper == depth  # decided: the sample's depth is known
+    # its sample: the first 200 positions of the permutation; scores N..1, so S_j is the top N_j
+    sample = c.permutation[:200]
+    for j, s in enumerate(cert.steps):
+        assert s.sample == sum(1 for i in sample if scores[i] > 2000 - s.N)
+        assert s.m <= s.sample
+        assert s.rejected == (j < depth)
+        assert (s.p <= 0.1) if s.rejected else True
+    assert c.labels_used <= cert.steps[-1].sample < 200
+    with pytest.raises(ValueError, match="order"):
+        ltt.SequentialCertifier(scores, stop="depth", order="stratified")

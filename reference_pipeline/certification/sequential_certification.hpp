@@ -154,6 +154,10 @@ inline std::string walk_state(const cur::SequentialCertificate& c) {
   std::string text = cat("after ", std::to_string(c.labels_used), " labels (",
                          std::to_string(c.unsafe_labels), " unsafe): ", std::to_string(depth),
                          " of ", std::to_string(c.grid_size), " steps certified");
+  if (c.depth_upper) {  // the fixed walk: what its sample can still certify
+    if (*c.depth_upper > depth) text += cat(", at most ", std::to_string(*c.depth_upper));
+    return text;
+  }
   if (depth < c.grid_size)
     text += cat(", p_", std::to_string(depth + 1), " = ",
                 brief(c.steps[static_cast<std::size_t>(depth)].p));
@@ -265,8 +269,29 @@ inline SequentialResult sequential_result(const SequentialRun& run, const PoolFi
   return r;
 }
 
+// The fixed walk's rows: n_j of its sample in S_j, the labels bought there, and p_j with the
+// unbought ones counted unsafe.
+inline void write_fixed_walk_steps(std::ostream& out, const cur::SequentialCertificate& c) {
+  out << cell("step", 4) << cell("quantile", 10) << cell("lambda", 14) << cell("N", 12)
+      << cell("U*", 12) << cell("n", 7) << cell("m", 7) << cell("k", 7) << cell("p", 14)
+      << "  certified after\n";
+  for (std::size_t j = 0; j < c.steps.size(); ++j) {
+    const cur::SequentialStep& s = c.steps[j];
+    out << cell(std::to_string(j + 1), 4) << cell(shortest(s.quantile), 10)
+        << cell(brief(s.lambda), 14) << cell(std::to_string(s.N), 12)
+        << cell(std::to_string(s.null_boundary), 12) << cell(std::to_string(s.sample.value_or(0)), 7)
+        << cell(std::to_string(s.m), 7) << cell(std::to_string(s.k), 7) << cell(brief(s.p), 14)
+        << "  "
+        << (s.certified_after ? cat(std::to_string(*s.certified_after), " labels")
+                              : std::string("not rejected"))
+        << "\n";
+  }
+  out << "\n";
+}
+
 // One row per grid step: every number needed to recompute p_j from the label order.
 inline void write_sequential_steps(std::ostream& out, const cur::SequentialCertificate& c) {
+  if (c.fixed_walk) return write_fixed_walk_steps(out, c);
   out << cell("step", 4) << cell("quantile", 10) << cell("lambda", 14) << cell("N", 12)
       << cell("U*", 12) << cell("m", 7) << cell("k", 7) << cell("p_anytime", 14)
       << cell("p_cap", 14) << cell("p_tail", 14) << cell("p", 14) << "  certified after\n";
@@ -303,7 +328,8 @@ inline void write_sequential_fallback(std::ostream& out, const cur::SequentialCe
       << "  K = max(min(" << f.minimum_selection << ", N), " << f.population << " - "
       << f.unsafe_upper << "): " << f.unsafe_upper << " bounds the unsafe count of the "
       << f.population
-      << (c.order == cur::LabelOrder::stratified ? " trajectories of S_1" : " of the pool")
+      << (c.order == cur::LabelOrder::stratified || c.fixed_walk ? " trajectories of S_1"
+                                                                 : " of the pool")
       << " at level delta, at any stopping time (anytime bound; " << f.safe_labels << " of "
       << f.labels << " labels safe)\n";
 }
@@ -320,6 +346,13 @@ inline void write_sequential_summary(std::ostream& out, const SequentialRun& run
       << " distinct thresholds\n"
       << walk_state(c) << "\n\n";
   write_sequential_steps(out, c);
+  if (c.fixed_walk)
+    out << "fixed walk: its sample is the first " << c.label_cap
+        << " positions of the permutation (n of them in S_j), tested as the fixed-n walk tests "
+           "a draw of "
+        << c.label_cap
+        << "; only the labels that can still change the certified depth are asked for, and p "
+           "counts the unbought ones unsafe\n";
   if (c.tail_from)
     out << "fixed tail from label " << *c.tail_from + 1 << ": " << c.tail_size
         << " labels drawn uniformly from the unlabeled part of the grid's largest selection, "

@@ -76,7 +76,9 @@ inline constexpr Flag certify_flags[] = {
      "the sequential walk: --labels in the order of `ltt draw --sequential --seed S`, one at a "
      "time until --stop fires (docs/sequential.md)"},
     {"stop", FlagKind::text,
-     "--sequential: stopping rule, cap, target:J, stall:L, early-refusal, labels, depth or auto (= depth)", "auto"},
+     "--sequential: stopping rule, cap, target:J, stall:L, early-refusal, labels, forecast, "
+     "depth or auto (= depth: the fixed walk label by label)",
+     "auto"},
     {"n", FlagKind::count, "--sequential: the label cap", "200"},
     label_order_flag,
     refusal_rate_flag,
@@ -176,15 +178,9 @@ inline SequentialRequest read_walk_flags(const Arguments& args, Inputs& in) {
   SequentialRequest r;
   in.seed = args.count("seed");
   r.stop = args.text("stop");
-  try {
-    cur::apply_stop_rule(r.stop, r.options);
-  } catch (const std::invalid_argument&) {
-    throw BadInput(cat("--stop: ", in_quotes(r.stop),
-                       " is not one of cap, target:J, stall:L, early-refusal, labels, depth, auto"));
-  }
+  read_stop_and_order(args, r.options);
   r.options.label_cap = args.count("n");
   if (r.options.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
-  r.options.order = read_label_order(args);
   r.options.refusal_rate = args.real("refusal-rate");
   r.options.alpha = args.real("alpha");
   r.options.delta = args.real("delta");

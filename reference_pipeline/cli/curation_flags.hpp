@@ -100,11 +100,47 @@ inline constexpr std::string_view paper_grid_text =
     "0.85,0.8,0.75,0.7,0.65,0.6,0.55,0.5,0.45,0.4,0.35,0.3";
 
 // --order of the sequential walk (certify --sequential, validate --procedure sequential).
+// Without it the walk's stop rule chooses: the fixed walk (`--stop depth`, the default) reads
+// the uniform order, the other rules the stratified one.
 inline constexpr Flag label_order_flag{
     "order", FlagKind::text,
     "sequential label order: stratified (labels from the first uncertified selection) or "
-    "uniform (the seeded permutation from the top)",
-    "stratified"};
+    "uniform (the seeded permutation from the top); default: uniform under --stop depth or "
+    "auto, stratified under the other rules"};
+
+// The order named by --order, or `fallback` where it is not given.
+inline curation::LabelOrder read_label_order(const Arguments& args,
+                                             curation::LabelOrder fallback) {
+  if (!args.given("order")) return fallback;
+  const std::string name = args.text("order");
+  try {
+    return curation::parse_label_order(name);
+  } catch (const std::invalid_argument&) {
+    throw BadInput(cat("--order: ", in_quotes(name), " is not one of stratified, uniform"));
+  }
+}
+
+// --stop's rules, as its refusal names them.
+inline constexpr std::string_view stop_rules_text =
+    "cap, target:J, stall:L, early-refusal, labels, forecast, depth, auto";
+
+// --stop, then --order where given (curation::apply_stop_rule: `depth` and `auto` set the
+// uniform order of the fixed walk, the other rules leave the stratified default); the fixed
+// walk in the stratified order is refused.
+inline void read_stop_and_order(const Arguments& args, curation::SequentialSelectionOptions& o) {
+  const std::string& stop = args.text("stop");
+  o.order = curation::LabelOrder::stratified;
+  try {
+    curation::apply_stop_rule(stop, o);
+  } catch (const std::invalid_argument&) {
+    throw BadInput(cat("--stop: ", in_quotes(stop), " is not one of ", stop_rules_text));
+  }
+  o.order = read_label_order(args, o.order);
+  if (o.fixed_walk && o.order != curation::LabelOrder::uniform)
+    throw BadInput(cat("--order: ", in_quotes(args.text("order")), " does not go with --stop ",
+                       stop, " (the fixed walk reads the uniform order; the stratified order "
+                       "takes --stop forecast or labels)"));
+}
 
 // --refusal-rate of the sequential walk's early refusal (certify --sequential, validate
 // --procedure sequential): the user's threshold on the first step's chance of certifying.

@@ -2,12 +2,15 @@
 // and `ltt curate --draw N --seed S` label from the costs (curation::draw_calibration on the
 // pool's positions: uniform without replacement). A person labels them, and --labels takes
 // the labels back; the certificate is then the one --draw would give. With --sequential it
-// prints the label order of the sequential walk instead (<curation/label_order.hpp>): the
-// ids the walk asks for while nothing is certified (stratified order: the seeded permutation's
-// members of S_1, from the pool's scores), or the seeded permutation itself (--order uniform,
-// every prefix a uniform draw); label from the top for as long as the walk asks
-// (docs/sequential.md).
+// prints the label order of the sequential walk instead (<curation/label_order.hpp>), for
+// the walk of `ltt certify --sequential` with the same --stop, --order, --seed, --grid and cap:
+// the ids it asks for if its certified depth stays what it is before the first label (the
+// default fixed walk: its sample's members of the grid's largest selection; the stratified
+// order: the seeded permutation's members of S_1), or, for a walk in the uniform order that
+// reads no scores, the seeded permutation itself (every prefix a uniform draw). Label from the
+// top for as long as the walk asks (docs/sequential.md).
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
@@ -46,6 +49,10 @@ constexpr Flag draw_flags[] = {
     {"json", FlagKind::boolean, "print one JSON object"},
     {"sequential", FlagKind::boolean,
      "the label order of the sequential walk (ltt certify --sequential): label from the top"},
+    {"stop", FlagKind::text,
+     "--sequential: the walk's stopping rule, as certify's (auto = depth: the fixed walk)", "auto"},
+    {"cap", FlagKind::count, "--sequential: the walk's label cap (certify --sequential's --n)",
+     "200"},
     label_order_flag,
     {"scores", FlagKind::text,
      "--sequential with --dataset: one score per episode (.npy, or CSV id,score), as certify's"},
@@ -53,14 +60,19 @@ constexpr Flag draw_flags[] = {
      paper_grid_text},
 };
 
-// The stratified walk's first `count` ids (at most S_1's size): the seeded permutation's
-// members of S_1, the labels it asks for while nothing is certified.
-std::vector<std::int64_t> stratified_plan(const PoolFile& pool, std::vector<double> quantiles,
-                                          std::uint64_t seed, std::int64_t count) {
-  curation::SequentialSelectionOptions options;
-  options.quantiles = std::move(quantiles);
-  options.label_cap = pool.size();
+// The walk's first `count` ids if its depth stays (SequentialWalk::planned), the cap at most
+// the pool's size.
+std::vector<std::int64_t> walk_plan(const PoolFile& pool,
+                                    curation::SequentialSelectionOptions options,
+                                    std::uint64_t seed, std::int64_t count) {
+  options.label_cap = std::min(options.label_cap, pool.size());
   return curation::SequentialWalk(pool.pool.score, options, seed).planned(count);
+}
+
+// The walk reads the pool's scores to order its labels: the stratified order, and the fixed
+// walk (it asks only for the members of the grid's selections).
+bool reads_scores(const curation::SequentialSelectionOptions& options) {
+  return options.order == curation::LabelOrder::stratified || options.fixed_walk;
 }
 
 constexpr Command draw_command{
@@ -68,11 +80,13 @@ constexpr Command draw_command{
     "The ids of the n trajectories to label, drawn uniformly without replacement with --seed:\n"
     "the draw `ltt certify --draw n --seed S` and `ltt curate --draw n --seed S` make. Label\n"
     "them (unsafe 0 or 1) into a CSV id,unsafe and pass it as --labels. With --sequential:\n"
-    "the sequential walk's label order for --seed (--n cuts it). The stratified order (the\n"
-    "default, from the pool's scores or --scores) lists the ids asked for while nothing is\n"
-    "certified; `ltt certify --sequential` names the next ones once a step is. --order\n"
-    "uniform lists the seeded permutation of the whole pool, every prefix a uniform draw.\n"
-    "Label from the top and stop when the walk says so.",
+    "the label order of `ltt certify --sequential` with the same --stop, --order, --seed and\n"
+    "cap (--n cuts it): the ids it asks for before anything is certified, from the pool's\n"
+    "scores or --scores (the default fixed walk: its sample's members of the grid's largest\n"
+    "selection); `ltt certify --sequential` names the next ones as the walk goes. A walk in\n"
+    "the uniform order other than the fixed walk (--stop labels --order uniform) lists the\n"
+    "seeded permutation of the whole pool, every prefix a uniform draw. Label from the top and\n"
+    "stop when the walk says so.",
     draw_flags};
 
 }  // namespace draw_subcommand
@@ -86,18 +100,25 @@ int run_draw(const Invocation& call) {
                                      : "missing --pool (or --dataset)");
   const bool sequential = args->flag("sequential");
   if (!sequential && !args->has("n")) throw BadInput("missing required flag --n");
-  for (const std::string_view flag : {"order", "grid", "scores"})
+  for (const std::string_view flag : {"order", "grid", "scores", "stop", "cap"})
     if (args->given(flag) && !sequential) throw BadInput(cat("--", flag, " needs --sequential"));
-  const curation::LabelOrder order =
-      sequential ? read_label_order(*args) : curation::LabelOrder::uniform;
-  const bool stratified = sequential && order == curation::LabelOrder::stratified;
-  if (args->has("scores") && !(stratified && args->has("dataset")))
+  curation::SequentialSelectionOptions walk;
+  if (sequential) {
+    read_stop_and_order(*args, walk);
+    walk.quantiles = grid_quantiles(args->text("grid"));
+    walk.label_cap = args->count("cap");
+    if (walk.label_cap < 1) throw BadInput("--cap: 0 must be at least 1");
+  }
+  const curation::LabelOrder order = sequential ? walk.order : curation::LabelOrder::uniform;
+  const bool scored = sequential && reads_scores(walk);
+  if (args->has("scores") && !(scored && args->has("dataset")))
     throw BadInput(
-        "--scores: applies to --dataset in the stratified order (a pool file holds its scores)");
-  if (stratified && args->has("dataset") && !args->has("scores"))
+        "--scores: applies to --dataset when the walk reads scores (the default fixed walk, the "
+        "stratified order; a pool file holds its scores)");
+  if (scored && args->has("dataset") && !args->has("scores"))
     throw BadInput(
-        "--sequential: the stratified order needs the episodes' scores: --scores FILE (as "
-        "certify's), or --order uniform");
+        "--sequential: this walk orders its labels by the episodes' scores: --scores FILE (as "
+        "certify's), or --stop labels --order uniform");
   const std::optional<std::int64_t> n_given = args->optional_count("n");
   if (n_given && *n_given < 1) throw BadInput("--n: 0 must be at least 1");
   const auto seed = static_cast<std::uint64_t>(args->count("seed"));
@@ -118,7 +139,7 @@ int run_draw(const Invocation& call) {
 
   PoolFile pool;
   if (args->has("pool")) {
-    pool = read_pool(args->text("pool"), stratified);
+    pool = read_pool(args->text("pool"), scored);
   } else {
     const data::DsrlPool dataset = data::load_dsrl_pool(names->files);
     pool = dataset_pool(dataset, names->shown);
@@ -129,8 +150,7 @@ int run_draw(const Invocation& call) {
     throw BadInput(cat("--n: ", std::to_string(*n_given), " must not exceed the pool size ",
                        std::to_string(pool.size()), " (", pool.name, ")"));
   const std::vector<std::int64_t> drawn =
-      stratified   ? stratified_plan(pool, grid_quantiles(args->text("grid")), seed,
-                                     n_given.value_or(pool.size()))
+      scored       ? walk_plan(pool, walk, seed, n_given.value_or(pool.size()))
       : sequential ? curation::draw_label_order(pool.size(), n_given.value_or(pool.size()), seed)
                    : curation::draw_calibration(pool.size(), *n_given, seed);
   const auto n = static_cast<std::int64_t>(drawn.size());

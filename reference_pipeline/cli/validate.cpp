@@ -62,7 +62,8 @@ constexpr Flag validate_flags[] = {
      "one from the same labels, against the pool's cost column (docs/several-budgets.md)"},
     alphas_flag,
     {"stop", FlagKind::text,
-     "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal, labels, depth or auto (= depth)",
+     "stopping rule of --procedure sequential: cap, target:J, stall:L, early-refusal, labels, "
+     "forecast, depth or auto (= depth: the fixed walk label by label)",
      "auto"},
     label_order_flag,
     refusal_rate_flag,
@@ -374,14 +375,8 @@ int run_validate(const Invocation& call) {
     if (args->given(flag) && !sequential)
       throw BadInput(cat("--", flag, ": applies to --procedure sequential only"));
   ltt::curation::SequentialSelectionOptions walk;
-  walk.order = read_label_order(*args);
   walk.refusal_rate = args->real("refusal-rate");
-  try {
-    ltt::curation::apply_stop_rule(args->text("stop"), walk);
-  } catch (const std::invalid_argument&) {
-    throw BadInput(cat("--stop: ", in_quotes(args->text("stop")),
-                       " is not one of cap, target:J, stall:L, early-refusal, labels, depth, auto"));
-  }
+  read_stop_and_order(*args, walk);
   if (options.calibration_size < 1) throw BadInput("--n: 0 must be at least 1");
   if (options.draws < 1) throw BadInput("--draws: 0 must be at least 1");
   if (const auto threads = args->optional_count("threads")) {

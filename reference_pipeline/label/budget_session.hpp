@@ -56,9 +56,14 @@ class BudgetSession final : public Session {
                      {"stopped", run_->stopped()},
                      {"written", written_},
                      {"can_undo", can_undo()}};
+    // The fixed walk's p is its exact test with the unbought labels counted unsafe; the
+    // anytime walks show the anytime p-value of the step they test.
+    s["fixed_walk"] = c.fixed_walk;
+    s["depth_upper"] = c.depth_upper ? nlohmann::json(*c.depth_upper) : nlohmann::json(nullptr);
     if (depth < c.grid_size) {
+      const curation::SequentialStep& step = c.steps[static_cast<std::size_t>(depth)];
       s["step_tested"] = depth + 1;
-      s["p_anytime"] = c.steps[static_cast<std::size_t>(depth)].p_anytime;
+      s["p_anytime"] = c.fixed_walk ? step.p : step.p_anytime;
     } else {
       s["step_tested"] = nullptr;
       s["p_anytime"] = nullptr;

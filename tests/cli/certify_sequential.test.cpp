@@ -38,7 +38,7 @@ struct SequentialPool {
   std::string file;
   std::vector<double> score;
   std::vector<std::uint8_t> unsafe;
-  std::vector<std::int64_t> order;  // the positions `--stop auto` asks for, up to the cap of 200
+  std::vector<std::int64_t> order;  // the positions the default (`--stop auto`) asks for
 };
 
 const SequentialPool& sequential_pool() {
@@ -56,8 +56,8 @@ const SequentialPool& sequential_pool() {
       p.unsafe.push_back((r + 1) * bad / count > r * bad / count ? 1 : 0);
       out << "t" << i << "," << pool_N - i << "\n";
     }
-    // the default (stratified) order depends on the labels: replay the library's walk (with
-    // `auto`'s fixed tail the order after the switch differs from the other rules')
+    // the default walk (the fixed walk, `auto`) skips the sample's positions that can no
+    // longer change its depth, which depends on the labels: replay the library's walk
     cur::SequentialSelectionOptions o;
     cur::apply_stop_rule("auto", o);
     cur::SequentialWalk walk(p.score, o, seed);
@@ -142,7 +142,8 @@ std::map<std::string, std::string> certificate_keys(const std::string& json_text
 
 TEST_CASE("ltt certify --sequential: labels in order reproduce the library's walk") {
   const std::string all = label_file("all.csv", pool_N);
-  for (const std::string stop : {"auto", "target:0", "cap", "early-refusal", "stall:20"}) {
+  for (const std::string stop :
+       {"auto", "depth", "forecast", "labels", "target:0", "cap", "early-refusal", "stall:20"}) {
     CAPTURE(stop);
     const cur::SequentialCertificate want = library_walk(stop, 200);
     const std::string cert_file = (scratch_dir() / "seq_cert.json").string();
@@ -199,13 +200,13 @@ TEST_CASE("ltt certify --sequential: labels are read in the walk's order; the re
     out << "t" << p.order[0] << "," << bit(p.order[0]) << "\n";
     out << "t" << p.order[1] << "," << bit(p.order[1]) << "\n";
   }
-  const Result r = run_ltt(certify_sequential_args("--labels '" + file + "' --stop cap --json"));
+  const Result r = run_ltt(certify_sequential_args("--labels '" + file + "' --stop depth --json"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto json = json_object(r.out);
   CHECK(json.at("labels_used") == "3");
   CHECK(json.at("unused_labels") == "1");
   CHECK(json.at("next_id") == json_string("t" + std::to_string(p.order[3])));
-  const Result text = run_ltt(certify_sequential_args("--labels '" + file + "' --stop cap"));
+  const Result text = run_ltt(certify_sequential_args("--labels '" + file + "' --stop depth"));
   CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[3]) + " next (label 4") !=
         std::string::npos);
   CHECK(text.out.find("1 labels of --labels not used yet") != std::string::npos);
@@ -232,7 +233,7 @@ TEST_CASE("ltt certify --sequential: labels are read in the walk's order; the re
 TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the next id") {
   const SequentialPool& p = sequential_pool();
   const std::string five = label_file("five.csv", 5);
-  const Result r = run_ltt(certify_sequential_args("--labels '" + five + "' --stop cap --json"));
+  const Result r = run_ltt(certify_sequential_args("--labels '" + five + "' --stop depth --json"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto json = json_object(r.out);
   CHECK(json.at("labels_used") == "5");
@@ -246,7 +247,7 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   for (std::size_t t = 5; t < 15; ++t)
     want_ids += (t == 5 ? "t" : " t") + std::to_string(p.order[t]);
   CHECK(next_ids == want_ids);
-  const Result text = run_ltt(certify_sequential_args("--labels '" + five + "' --stop cap"));
+  const Result text = run_ltt(certify_sequential_args("--labels '" + five + "' --stop depth"));
   REQUIRE(text.code == 0);
   CHECK(text.out.find("not stopped: label t" + std::to_string(p.order[5]) + " next (label 6") !=
         std::string::npos);
@@ -254,7 +255,7 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   // Nothing certified yet: the uncertified fallback, as the library's walk gives it after the
   // same five labels, with --min-selection as its floor; the selection file holds it.
   cur::SequentialSelectionOptions o;
-  cur::apply_stop_rule("cap", o);
+  cur::apply_stop_rule("depth", o);
   o.minimum_selection = 7;
   cur::SequentialWalk walk(p.score, o, seed);
   for (std::size_t t = 0; t < 5; ++t)
@@ -263,7 +264,7 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   REQUIRE(fallback.fallback_record);
   const std::string sel_file = (scratch_dir() / "fallback_selection.csv").string();
   const Result refused = run_ltt(certify_sequential_args("--labels '" + five +
-                                                         "' --stop cap --min-selection 7 --json "
+                                                         "' --stop depth --min-selection 7 --json "
                                                          "--selection '" +
                                                          sel_file + "'"));
   REQUIRE_MESSAGE(refused.code == 0, refused.err);
@@ -278,7 +279,7 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   CHECK(json_query(refused.out, "d['inputs']['min_selection']") == "7");
   CHECK(lines(slurp(sel_file)) == fallback.selection_size);
   const Result refused_text =
-      run_ltt(certify_sequential_args("--labels '" + five + "' --stop cap --min-selection 7"));
+      run_ltt(certify_sequential_args("--labels '" + five + "' --stop depth --min-selection 7"));
   REQUIRE(refused_text.code == 0);
   CHECK(refused_text.out.find("uncertified fallback: the top K = " +
                               std::to_string(fallback.fallback_record->count)) !=
@@ -287,7 +288,7 @@ TEST_CASE("ltt certify --sequential: a prefix that has not stopped names the nex
   // Labels past the stop are not used: the walk says where it stopped.
   const cur::SequentialCertificate want = library_walk("target:0", 200);
   const Result past = run_ltt(certify_sequential_args(
-      "--labels '" + label_file("past.csv", want.labels_used + 30) + "' --stop target:0"));
+      "--labels '" + label_file("past.csv", pool_N) + "' --stop target:0"));
   REQUIRE(past.code == 0);
   CHECK(past.out.find("stopped by target_certified after " + std::to_string(want.labels_used) +
                       " labels") != std::string::npos);
@@ -304,22 +305,32 @@ TEST_CASE("ltt certify --sequential --order uniform: labels from the top of the 
       out << "t" << pos << "," << int{p.unsafe[static_cast<std::size_t>(pos)]} << "\n";
   }
   cur::SequentialSelectionOptions o;
+  cur::apply_stop_rule("labels", o);
   o.order = cur::LabelOrder::uniform;
   const cur::SequentialCertificate want = cur::sequential_selection(p.score, p.unsafe, seed, o);
-  const Result r =
-      run_ltt(certify_sequential_args("--labels '" + file + "' --order uniform --json"));
+  const Result r = run_ltt(
+      certify_sequential_args("--labels '" + file + "' --stop labels --order uniform --json"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto json = json_object(r.out);
   CHECK(json.at("order") == json_string("uniform"));
   CHECK(json.at("labels_used") == std::to_string(want.labels_used));
   CHECK(json.at("certified_step") ==
         (want.certified_step ? std::to_string(*want.certified_step) : "null"));
-  // the same labels serve the stratified order too: the walk reads what it asks for
-  const Result stratified = run_ltt(certify_sequential_args("--labels '" + file + "' --json"));
+  // the same labels serve the stratified order (`--stop labels` without --order) and the
+  // default's fixed walk too: the walk reads what it asks for
+  const Result stratified =
+      run_ltt(certify_sequential_args("--labels '" + file + "' --stop labels --json"));
   REQUIRE(stratified.code == 0);
+  CHECK(json_object(stratified.out).at("order") == json_string("stratified"));
   CHECK(json_object(stratified.out).at("labels_used") ==
+        std::to_string(library_walk("labels", 200).labels_used));
+  const Result fixed_walk = run_ltt(certify_sequential_args("--labels '" + file + "' --json"));
+  REQUIRE(fixed_walk.code == 0);
+  CHECK(json_object(fixed_walk.out).at("order") == json_string("uniform"));
+  CHECK(json_object(fixed_walk.out).at("labels_used") ==
         std::to_string(library_walk("auto", 200).labels_used));
-  const Result draw = run_ltt("draw --pool '" + p.file + "' --sequential --order uniform --seed " +
+  const Result draw = run_ltt("draw --pool '" + p.file +
+                              "' --sequential --stop labels --order uniform --seed " +
                               std::to_string(seed) + " --n 3");
   REQUIRE(draw.code == 0);
   CHECK(draw.out == "t" + std::to_string(order[0]) + "\nt" + std::to_string(order[1]) + "\nt" +
@@ -344,10 +355,10 @@ TEST_CASE("ltt certify --sequential --interactive: a pipe gives the file mode's 
   REQUIRE_MESSAGE(resumed.code == 0, resumed.err);
   CHECK(certificate_keys(resumed.out) == certificate_keys(file_mode.out));
   // Input that ends before the rule fires: the prefix's certificate and the next id.
-  const Result short_input = certify_piped(label_lines(0, 5), "--interactive --stop cap --json");
+  const Result short_input = certify_piped(label_lines(0, 5), "--interactive --stop depth --json");
   REQUIRE(short_input.code == 0);
   const Result five = run_ltt(
-      certify_sequential_args("--labels '" + label_file("five_i.csv", 5) + "' --stop cap --json"));
+      certify_sequential_args("--labels '" + label_file("five_i.csv", 5) + "' --stop depth --json"));
   CHECK(certificate_keys(short_input.out) == certificate_keys(five.out));
   // The summary of a run stopped with every label used.
   const Result summary = certify_piped(label_lines(0, used), "--interactive");
@@ -369,7 +380,7 @@ TEST_CASE("ltt certify --sequential --record: typed labels saved for the next ru
   std::filesystem::remove(record);
   const Result typed = certify_piped(
       label_lines(5, 8),
-      "--labels '" + five + "' --interactive --stop cap --record '" + record + "' --json");
+      "--labels '" + five + "' --interactive --stop depth --record '" + record + "' --json");
   REQUIRE_MESSAGE(typed.code == 0, typed.err);
   std::ostringstream want;
   want << "id,unsafe\n";
@@ -377,7 +388,7 @@ TEST_CASE("ltt certify --sequential --record: typed labels saved for the next ru
     want << "t" << p.order[t] << "," << int{p.unsafe[static_cast<std::size_t>(p.order[t])]} << "\n";
   CHECK(slurp(record) == want.str());
   const Result again =
-      run_ltt(certify_sequential_args("--labels '" + record + "' --stop cap --json"));
+      run_ltt(certify_sequential_args("--labels '" + record + "' --stop depth --json"));
   REQUIRE(again.code == 0);
   CHECK(certificate_keys(again.out) == certificate_keys(typed.out));
   // the record may not replace the labels it was read from
@@ -398,13 +409,16 @@ TEST_CASE("ltt certify --sequential: flags checked before any file is read") {
     CHECK(r.out.empty());
   };
   refused(certify_sequential_args("--labels '" + missing + "' --stop sometimes"),
-          "--stop: 'sometimes' is not one of cap, target:J, stall:L, early-refusal, labels, depth, auto");
+          "--stop: 'sometimes' is not one of cap, target:J, stall:L, early-refusal, labels, "
+          "forecast, depth, auto");
+  refused(certify_sequential_args("--labels '" + missing + "' --order stratified"),
+          "--order: 'stratified' does not go with --stop auto");
   refused(certify_sequential_args("--labels '" + missing + "' --n 0"), "--n: 0 must be at least 1");
   refused(certify_sequential_args("--labels '" + missing + "' --gate top-half"),
           "--gate does not apply to --sequential");
   refused(certify_sequential_args("--draw 20 --budget 1"), "--draw does not apply to --sequential");
   refused(certify_sequential_args(""), "--sequential needs --labels");
-  refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' --stop cap",
+  refused("certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' --stop depth",
           "--stop needs --sequential");
   refused(
       "certify --pool '" + sequential_pool().file + "' --labels '" + missing + "' --interactive",

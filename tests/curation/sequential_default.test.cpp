@@ -1,13 +1,13 @@
 // Tests for the switch rules of the fixed tail (<curation/detail/tail_forecast.hpp>,
-// TailSwitch in <curation/sequential_options.hpp>, `--stop depth` and `--stop labels`) and
+// TailSwitch in <curation/sequential_options.hpp>, `--stop forecast` and `--stop labels`) and
 // for the random pool family they are judged on (tests/support/pool_family.hpp):
 //  - the family realises its drawn S_1 margin and covers its five shapes;
 //  - the forecast prefers the anytime test where the purity is flat and the tail where it
 //    falls with depth;
-//  - false certification at most delta under `--stop depth` on boundary pools where the tail
+//  - false certification at most delta under `--stop forecast` on boundary pools where the tail
 //    acts (Monte Carlo, 99.9% Clopper-Pearson lower bound against delta);
-//  - on one linear pool of the family, `depth` is at least as deep as the fixed-n walk less
-//    0.25 steps, where `labels` is not (the measured trade-off, docs/sequential.md).
+//  - `--stop depth` and `auto` (the default) name the fixed walk (its tests:
+//    tests/curation/sequential_fixed_walk.test.cpp).
 
 #include <curation/calibrated_selection.hpp>
 #include <curation/calibration.hpp>
@@ -107,9 +107,9 @@ TEST_CASE("tail_forecast: the anytime test where purity is flat, the tail where 
   CHECK(flat.go_on >= 11.5);
   CHECK(flat.switch_now <= flat.go_on);
   // falling fast: the second stratum at alpha, so the deeper steps sit near it (the share of
-  // `--stop depth`)
+  // `--stop forecast`)
   const sq::TailForecast falling =
-      sq::tail_forecast(forecast_state(0.05, 0.25, 60, 40, cur::depth_tail_share));
+      sq::tail_forecast(forecast_state(0.05, 0.25, 60, 40, cur::forecast_tail_share));
   MESSAGE("falling: switch now " << falling.switch_now << ", go on " << falling.go_on);
   CHECK(falling.switch_now > falling.go_on);
   // both plans end no shallower than the depth already certified, at most at the grid's end
@@ -125,15 +125,17 @@ TEST_CASE("tail_forecast: the anytime test where purity is flat, the tail where 
   CHECK(sq::tail_forecast(none).switch_now == 1.0);
 }
 
-TEST_CASE("sequential_selection: --stop depth and labels set the switch rule and the share") {
+TEST_CASE("sequential_selection: --stop forecast and labels set the switch rule and the share") {
   cur::SequentialSelectionOptions o;
-  cur::apply_stop_rule("depth", o);
+  cur::apply_stop_rule("forecast", o);
   CHECK(o.fixed_tail);
+  CHECK_FALSE(o.fixed_walk);
   CHECK(o.early_refusal);
   CHECK(o.stall_labels == cur::auto_stall_labels);
   CHECK(o.tail_switch == cur::TailSwitch::forecast);
-  CHECK(o.tail_share == cur::depth_tail_share);
+  CHECK(o.tail_share == cur::forecast_tail_share);
   CHECK(o.switch_margin == 0.0);
+  CHECK(o.order == cur::LabelOrder::stratified);  // left as it was
   cur::apply_stop_rule("labels", o);
   CHECK(o.tail_switch == cur::TailSwitch::stall);
   CHECK(o.tail_share == 0.5);
@@ -143,15 +145,24 @@ TEST_CASE("sequential_selection: --stop depth and labels set the switch rule and
   ltt_test::check_throws_naming(
       [&] { (void)cur::sequential_selection(pool.scores, pool.unsafe, 1, nan_margin); },
       "switch_margin");
-  // the default is the depth end
+  // the default is the depth end: the fixed walk, which reads the uniform order
   cur::SequentialSelectionOptions a, d;
   cur::apply_stop_rule("auto", a);
   cur::apply_stop_rule("depth", d);
-  CHECK(a.tail_switch == d.tail_switch);
-  CHECK(a.tail_share == d.tail_share);
-  CHECK(a.fixed_tail == d.fixed_tail);
-  CHECK(a.stall_labels == d.stall_labels);
-  CHECK(a.early_refusal == d.early_refusal);
+  for (const cur::SequentialSelectionOptions& x : {a, d}) {
+    CHECK(x.fixed_walk);
+    CHECK_FALSE(x.fixed_tail);
+    CHECK_FALSE(x.early_refusal);
+    CHECK_FALSE(x.stall_labels);
+    CHECK(x.order == cur::LabelOrder::uniform);
+  }
+  cur::apply_stop_rule("labels", d);
+  CHECK_FALSE(d.fixed_walk);
+  // the fixed walk in the stratified order is refused, naming the order
+  d.fixed_walk = true;
+  d.order = cur::LabelOrder::stratified;
+  ltt_test::check_throws_naming(
+      [&] { (void)cur::sequential_selection(pool.scores, pool.unsafe, 1, d); }, "order");
 }
 
 TEST_CASE(
@@ -159,7 +170,7 @@ TEST_CASE(
     "(Monte Carlo)") {
   // make_boundary_pool: the first `clean` grid selections u_top unsafe, every deeper S_j on its
   // boundary U*_j, so H_clean is the first true null. `--stop labels` (the stall switch, tail
-  // share 0.5); the defaults (`depth`: the forecast switch, share 0.9) are the case "false
+  // share 0.5); `forecast` (the forecast switch, share 0.9) is the case "false
   // certification <= delta past clean steps, the defaults' fixed tail" of
   // sequential_selection.test.cpp. 2000 runs per pool, seeds 1000003 * (3100 + i) + r; the
   // test fails if the 99.9% lower bound exceeds delta.

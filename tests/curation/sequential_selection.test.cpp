@@ -273,7 +273,7 @@ void check_false_certification_just_over_target(std::size_t pool_index, cur::Lab
     double u1, u_rest;
   };
   const PoolCase pools[] = {{38.0 / 151.0, 0.26}, {0.265, 0.27}};
-  const std::string rules[] = {"cap", "target:0", "target:11", "early-refusal", "stall:20", "auto"};
+  const std::string rules[] = {"cap", "target:0", "target:11", "early-refusal", "stall:20", "forecast"};
   const PoolCase& pc = pools[pool_index];
   const Pool pool = make_pool(1000, pc.u1, pc.u_rest);
   const double margin = purity_margin(pool, alpha);
@@ -393,7 +393,7 @@ TEST_CASE(
   for (std::size_t i = 0; i < 2; ++i) {
     const BoundaryCase& b = boundary_pools[i];
     const TailCell cell = false_certification_past_clean_steps(
-        boundary_pool(b), b.clean, "auto", cur::LabelOrder::stratified, reps, 2424 + i);
+        boundary_pool(b), b.clean, "forecast", cur::LabelOrder::stratified, reps, 2424 + i);
     const double lower = ltt::clopper_pearson_lower(cell.certified, reps, 1e-3);
     MESSAGE(b.clean << " clean steps, then every S_j on its boundary: false certification "
                     << cell.certified << "/" << reps << " (99.9% lower bound " << lower
@@ -407,7 +407,7 @@ TEST_CASE(
 // The tables of docs/sequential.md, "The fixed tail" (not in the suite: run with --no-skip):
 // every stop rule and both orders on the four boundary pools, 5000 runs per cell.
 TEST_CASE("sequential_selection: measure false certification past clean steps" * doctest::skip()) {
-  const std::string rules[] = {"cap", "target:0", "target:11", "early-refusal", "stall:20", "auto"};
+  const std::string rules[] = {"cap", "target:0", "target:11", "early-refusal", "stall:20", "forecast"};
   for (std::size_t i = 0; i < std::size(boundary_pools); ++i) {
     const BoundaryCase& b = boundary_pools[i];
     const Pool pool = boundary_pool(b);
@@ -455,10 +455,10 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
       {"uniform order, default mixture prior, anytime only", uniform, "target:0", mixture, 0.0},
       {"uniform order, default mixture prior, cap test w = 0.2", uniform, "target:0", mixture, 0.2},
       {"uniform order, default mixture prior, cap test w = 0.5", uniform, "target:0", mixture, 0.5},
-      {"uniform order, --stop auto", uniform, "auto", mixture, 0.2},
+      {"uniform order, --stop auto", uniform, "forecast", mixture, 0.2},
       {"stratified order, target:0", stratified, "target:0", mixture, 0.2},
       {"stratified order, --stop labels (the savings)", stratified, "labels", mixture, 0.2},
-      {"stratified order, --stop auto (the defaults: depth)", stratified, "auto", mixture, 0.2}};
+      {"stratified order, --stop auto (the defaults: depth)", stratified, "forecast", mixture, 0.2}};
   for (const PoolCase& pc : pools) {
     const Pool pool = make_pool(2000, pc.u1, pc.u_rest);
     const double margin = purity_margin(pool, alpha);
@@ -506,7 +506,7 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
       // its labels; the defaults (`depth`) as often, and spend the cap on depth
       if (margin >= 0.20 && con.stop == "labels")
         CHECK(ltt_test::mean_at_most(mean_labels, reps, full_reps, n, 0.5 * n));
-      if (margin >= 0.20 && con.order == stratified && (con.stop == "labels" || con.stop == "auto"))
+      if (margin >= 0.20 && con.order == stratified && (con.stop == "labels" || con.stop == "forecast"))
         CHECK(ltt_test::rate_not_below(certified, fixed_certified, reps, full_reps, 0.02));
     }
   }
@@ -514,7 +514,7 @@ TEST_CASE("sequential_selection: labels saved on comfortable-margin pools, again
 
 TEST_CASE("sequential_selection: stop rules stall:L and auto, and apply_stop_rule") {
   cur::SequentialSelectionOptions o;
-  cur::apply_stop_rule("auto", o);
+  cur::apply_stop_rule("forecast", o);
   CHECK(o.early_refusal);
   CHECK(o.stall_labels == cur::auto_stall_labels);
   CHECK(o.fixed_tail);
@@ -576,7 +576,7 @@ TEST_CASE("sequential_selection: early refusal on pools with margin <= -0.10 (Mo
     const Pool pool = make_pool(2000, u1, u1 + 0.05);
     const double margin = purity_margin(pool, alpha);
     REQUIRE(margin <= -0.10);
-    for (const std::string rule : {"early-refusal", "auto"})
+    for (const std::string rule : {"early-refusal", "forecast"})
       for (const cur::LabelOrder order : {cur::LabelOrder::stratified, cur::LabelOrder::uniform}) {
         cur::SequentialSelectionOptions options;
         options.order = order;
@@ -618,7 +618,7 @@ TEST_CASE("sequential_selection: the fixed tail: where its labels come from and 
   const cur::ThresholdGrid grid = cur::threshold_grid(pool.scores);
   const std::int64_t G = grid.selection_size.back();  // the grid's largest selection: the top G
   cur::SequentialSelectionOptions options;
-  cur::apply_stop_rule("auto", options);
+  cur::apply_stop_rule("forecast", options);
   std::int64_t switched = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     CAPTURE(seed);
@@ -668,7 +668,7 @@ TEST_CASE("sequential_selection: the fixed tail: where its labels come from and 
   // without the tail (stall:20, or the uniform order) no run switches
   cur::apply_stop_rule("stall:20", options);
   CHECK_FALSE(cur::sequential_selection(pool.scores, pool.unsafe, 1, options).tail_from);
-  cur::apply_stop_rule("auto", options);
+  cur::apply_stop_rule("forecast", options);
   options.order = cur::LabelOrder::uniform;
   CHECK_FALSE(cur::sequential_selection(pool.scores, pool.unsafe, 1, options).tail_from);
 }
@@ -840,12 +840,12 @@ TEST_CASE("sequential_selection: measure degrading pools" * doctest::skip()) {
   };
   const auto stratified = cur::LabelOrder::stratified, uniform = cur::LabelOrder::uniform;
   const Config configs[] = {
-      {"stratified, auto (the defaults: with the fixed tail)", stratified, "auto"},
-      {"stratified, auto without the tail (issue 16's defaults)", stratified, "auto", false},
+      {"stratified, auto (the defaults: with the fixed tail)", stratified, "forecast"},
+      {"stratified, auto without the tail (issue 16's defaults)", stratified, "forecast", false},
       {"stratified, stall:20", stratified, "stall:20"},
       {"stratified, cap", stratified, "cap"},
       {"stratified, target:0", stratified, "target:0"},
-      {"uniform, auto", uniform, "auto"},
+      {"uniform, auto", uniform, "forecast"},
       {"uniform, cap", uniform, "cap"}};
   std::vector<std::pair<std::string, Pool>> pools;
   if (std::getenv("LTT_MEASURE_GRADED")) {

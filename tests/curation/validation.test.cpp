@@ -390,7 +390,7 @@ TEST_CASE("validate_sequential: false certification <= delta under each stop rul
   options.draws = ltt_test::monte_carlo_draws(1500);
   options.seed = 16;
   options.threads = 1;
-  for (const char* rule : {"cap", "target:0", "early-refusal", "stall:20", "auto"}) {
+  for (const char* rule : {"cap", "target:0", "early-refusal", "stall:20", "forecast"}) {
     cur::SequentialSelectionOptions walk;
     cur::apply_stop_rule(rule, walk);
     const cur::SequentialValidation v =

@@ -271,7 +271,8 @@ function render(s) {
       ['labels', 'labels used', `${s.labels_used} of at most ${s.cap}`],
       ['unsafe', 'over the budget', s.unsafe_labels],
       ['step', 'step tested', s.step_tested === null ? 'all certified' : `${s.step_tested} of ${s.grid_size}`],
-      ['p', 'its anytime p-value', fmt(s.p_anytime)],
+      ['p', s.fixed_walk ? 'its p-value, unlabeled rest unsafe' : 'its anytime p-value',
+        fmt(s.p_anytime)],
       ['depth', 'certified depth', `${s.certified_depth} of ${s.grid_size} steps`],
       ['selection', 'selection size', s.selection_size],
     ]);
