@@ -168,9 +168,6 @@ SequentialBudgetsRequest read_sequential_budgets_request(const Arguments& args, 
     throw BadInput(
         "--interactive does not apply to --budgets (label bands with `ltt label budget "
         "--budgets`, or pass them in --labels)");
-  if (args.given("order") && args.text("order") != "uniform")
-    throw BadInput(cat("--order: ", in_quotes(args.text("order")),
-                       " with --budgets: the walk at several budgets reads the uniform order"));
   read_pool_flags(args, in);
   read_state_value_flags(args, in);
   if (!args.has("labels"))
@@ -178,35 +175,8 @@ SequentialBudgetsRequest read_sequential_budgets_request(const Arguments& args, 
         "--sequential --budgets needs --labels (id,cost or id,band: the first labels of the "
         "order)");
   in.labels_file = args.text("labels");
-  in.seed = args.count("seed");
-  SequentialBudgetsRequest r;
-  r.budgets = read_budgets(args);
-  cur::SeveralBudgetsSequentialOptions& o = r.options;
-  o.alphas = read_alphas(args, r.budgets.size());
-  o.delta = args.real("delta");
-  o.procedure = read_procedure(args);
-  o.quantiles = grid_quantiles(args.text("grid"));
-  o.minimum_selection = args.count("min-selection");
-  o.label_cap = args.count("n");
-  if (o.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
-  // --stop: cap (the default here) or target:J; the single-budget rules that forecast or
-  // refuse early have no several-budget form.
-  if (args.given("stop")) {
-    r.stop = args.text("stop");
-    cur::SequentialSelectionOptions parsed;
-    bool known = r.stop == "cap" || r.stop.starts_with("target:");
-    if (known) {
-      try {
-        cur::apply_stop_rule(r.stop, parsed);
-      } catch (const std::invalid_argument&) {
-        known = false;
-      }
-    }
-    if (!known)
-      throw BadInput(cat("--stop: ", in_quotes(r.stop),
-                         " with --budgets must be cap or target:J (J a grid step, from 0)"));
-    o.target_step = parsed.target_step;
-  }
+  SequentialBudgetsRequest r = read_budgets_walk_flags(args, in);
+  const cur::SeveralBudgetsSequentialOptions& o = r.options;
   if (o.procedure == ltt::BudgetProcedure::one_threshold_per_budget &&
       (args.has("selection") || args.has("transition-mask")))
     throw BadInput(cat("--", args.has("selection") ? "selection" : "transition-mask",
