@@ -155,6 +155,9 @@ class SequentialWalk {
 
   const SequentialSelectionOptions& options() const { return options_; }
   std::int64_t labels_used() const { return c_.labels_used; }
+  // Every grid step's counts and p-values after the labels so far, without the certificate's
+  // fallback (<curation/several_budgets_sequential.hpp> reads them after every label).
+  std::span<const SequentialStep> steps() const { return c_.steps; }
   std::int64_t pool_size() const { return c_.pool_size; }
   // The seeded permutation the label order reads (`ltt draw --sequential` prints it).
   std::span<const std::int64_t> permutation() const { return queue_->permutation(); }

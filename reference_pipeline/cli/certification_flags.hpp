@@ -11,6 +11,9 @@
 //   read_walk_flags                          --sequential's walk: --seed, --stop, --n, --order,
 //                                            --refusal-rate, --alpha, --delta, --grid,
 //                                            --min-selection
+//   read_budgets_walk_flags                  the same walk at several budgets: --budgets,
+//                                            --alphas, --procedure, --stop cap or target:J,
+//                                            --order uniform only
 //   read_transition_mask                     --transition-mask, a .npy
 
 #include <cstdint>
@@ -26,6 +29,7 @@
 #include <certification/format.hpp>
 #include <certification/gate.hpp>
 #include <certification/inputs.hpp>
+#include <certification/sequential_budgets_certification.hpp>
 #include <certification/sequential_certification.hpp>
 
 #include "arguments.hpp"
@@ -36,6 +40,7 @@ namespace ltt::cli {
 
 namespace cur = ltt::curation;
 using certification::Inputs;
+using certification::SequentialBudgetsRequest;
 using certification::SequentialRequest;
 
 inline constexpr Flag certify_flags[] = {
@@ -188,6 +193,46 @@ inline SequentialRequest read_walk_flags(const Arguments& args, Inputs& in) {
   // The floor of the uncertified fallback's selection when nothing is certified
   // (curation::sequential_fallback), as the fixed walk's --min-selection.
   r.options.minimum_selection = args.count("min-selection");
+  return r;
+}
+
+// The walk at several budgets, as `ltt certify --sequential --budgets` and `ltt label budget
+// --budgets` read it: --seed (the label order's), --budgets, --alphas (or --alpha), --delta,
+// --procedure, --grid, --min-selection, --n, --stop (cap, the default here, or target:J) and
+// --order (uniform only: the walk at several budgets reads the uniform order).
+inline SequentialBudgetsRequest read_budgets_walk_flags(const Arguments& args, Inputs& in) {
+  if (args.given("order") && args.text("order") != "uniform")
+    throw BadInput(cat("--order: ", in_quotes(args.text("order")),
+                       " with --budgets: the walk at several budgets reads the uniform order"));
+  in.seed = args.count("seed");
+  SequentialBudgetsRequest r;
+  r.budgets = read_budgets(args);
+  cur::SeveralBudgetsSequentialOptions& o = r.options;
+  o.alphas = read_alphas(args, r.budgets.size());
+  o.delta = args.real("delta");
+  o.procedure = read_procedure(args);
+  o.quantiles = grid_quantiles(args.text("grid"));
+  o.minimum_selection = args.count("min-selection");
+  o.label_cap = args.count("n");
+  if (o.label_cap < 1) throw BadInput("--n: 0 must be at least 1");
+  // --stop: cap (the default here) or target:J; the single-budget rules that forecast or
+  // refuse early have no several-budget form.
+  if (args.given("stop")) {
+    r.stop = args.text("stop");
+    cur::SequentialSelectionOptions parsed;
+    bool known = r.stop == "cap" || r.stop.starts_with("target:");
+    if (known) {
+      try {
+        cur::apply_stop_rule(r.stop, parsed);
+      } catch (const std::invalid_argument&) {
+        known = false;
+      }
+    }
+    if (!known)
+      throw BadInput(cat("--stop: ", in_quotes(r.stop),
+                         " with --budgets must be cap or target:J (J a grid step, from 0)"));
+    o.target_step = parsed.target_step;
+  }
   return r;
 }
 

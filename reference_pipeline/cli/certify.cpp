@@ -22,6 +22,7 @@
 #include <certification/format.hpp>
 #include <certification/pool_file.hpp>
 #include <certification/pool_inputs.hpp>
+#include <certification/sequential_budgets_certification.hpp>
 #include <certification/sequential_certification.hpp>
 #include <certification/several_budgets_certification.hpp>
 
@@ -52,7 +53,9 @@ constexpr Command certify_command{
     "--budgets b1,b2,...: every budget certified from the same labels (CSV id,cost or id,band,\n"
     "or --draw from the pool's cost column), with --procedure one-threshold (one selection,\n"
     "each test at delta) or per-budget (a threshold per budget, each walk at delta / K);\n"
-    "the certificate has one entry per budget (docs/several-budgets.md).",
+    "the certificate has one entry per budget (docs/several-budgets.md). With --sequential\n"
+    "the labels are bands (or costs) read one at a time in the uniform label order until\n"
+    "--stop (cap or target:J) fires, every budget tested at every step.",
     certify_flags};
 
 // Parse and validate: the flags, the relations between them, and every output, before any
@@ -137,8 +140,10 @@ int run_sequential(const Invocation& call, const Arguments& args, const Request&
 
 // --budgets: the request, every flag it does not take refused first.
 BudgetsRequest read_budgets_request(const Arguments& args, Inputs& in) {
-  for (const std::string_view flag : {"sequential", "stop", "n", "interactive", "order", "record",
-                                      "refusal-rate", "gate", "kappa", "override-gate"})
+  for (const std::string_view flag : {"stop", "n", "order", "record"})
+    if (args.given(flag)) throw BadInput(cat("--", flag, " needs --sequential"));
+  for (const std::string_view flag :
+       {"interactive", "refusal-rate", "gate", "kappa", "override-gate"})
     if (args.given(flag)) throw BadInput(cat("--", flag, " does not apply to --budgets"));
   read_pool_flags(args, in);
   read_state_value_flags(args, in);
@@ -151,6 +156,59 @@ BudgetsRequest read_budgets_request(const Arguments& args, Inputs& in) {
                        "certificate gives each one's threshold and size)"));
   read_output_flags(args, in);
   return r;
+}
+
+// --sequential --budgets: the request, every flag it does not take refused first.
+SequentialBudgetsRequest read_sequential_budgets_request(const Arguments& args, Inputs& in) {
+  for (const std::string_view flag : {"draw", "budget", "gate", "kappa", "override-gate",
+                                      "drop-unsafe-calibration", "refusal-rate"})
+    if (args.given(flag))
+      throw BadInput(cat("--", flag, " does not apply to --sequential --budgets"));
+  if (args.given("interactive"))
+    throw BadInput(
+        "--interactive does not apply to --budgets (label bands with `ltt label budget "
+        "--budgets`, or pass them in --labels)");
+  read_pool_flags(args, in);
+  read_state_value_flags(args, in);
+  if (!args.has("labels"))
+    throw BadInput(
+        "--sequential --budgets needs --labels (id,cost or id,band: the first labels of the "
+        "order)");
+  in.labels_file = args.text("labels");
+  SequentialBudgetsRequest r = read_budgets_walk_flags(args, in);
+  const cur::SeveralBudgetsSequentialOptions& o = r.options;
+  if (o.procedure == ltt::BudgetProcedure::one_threshold_per_budget &&
+      (args.has("selection") || args.has("transition-mask")))
+    throw BadInput(cat("--", args.has("selection") ? "selection" : "transition-mask",
+                       " with --procedure per-budget: each budget has its own selection (the "
+                       "certificate gives each one's threshold and size)"));
+  read_output_flags(args, in);
+  return r;
+}
+
+// --sequential --budgets: the walk on the bands of --labels, read in its order; the
+// certificate (one entry per budget) and the selection, reported as for one budget.
+int run_sequential_budgets(const Invocation& call, const Arguments& args) {
+  Inputs in;
+  const SequentialBudgetsRequest request = read_sequential_budgets_request(args, in);
+  const PoolInputs inputs = read_inputs(in, true);  // the labels are banded here
+  const PoolFile& pool = inputs.pool;
+  if (request.options.label_cap > pool.size())
+    throw BadInput(cat("--n: ", std::to_string(request.options.label_cap),
+                       " must not exceed the pool size ", std::to_string(pool.size()), " (",
+                       pool.name, ")"));
+  SequentialBudgetsRun run(pool.pool.score, request.options, in.seed);
+  run.add_known(read_banded_labels(*in.labels_file, pool, request.budgets));
+  const SequentialBudgetsResult result =
+      sequential_budgets_result(run, pool, in, request, inputs.dsrl());
+  write_outputs(in, pool, inputs.dsrl(), result.selection, result.json_text,
+                band_record_csv(run, pool));
+  if (args.flag("json"))
+    call.out << result.json_text;
+  else
+    write_sequential_budgets_summary(call.out, run, result.certificate, pool, in, request,
+                                     result.selection, inputs.dsrl());
+  return 0;
 }
 
 int run_budgets(const Invocation& call, const Arguments& args) {
@@ -184,7 +242,9 @@ int run_certify(const Invocation& call) {
   using namespace certify_subcommand;
   const auto args = parse_or_help(certify_command, call);
   if (!args) return 0;
-  if (args->has("budgets")) return run_budgets(call, *args);
+  if (args->has("budgets"))
+    return args->flag("sequential") ? run_sequential_budgets(call, *args)
+                                    : run_budgets(call, *args);
   refuse_budget_flags_without_budgets(*args);
   const Request request = read_request(*args);
   const Inputs& in = request.in;

@@ -26,6 +26,7 @@
 #include <certification/pool_inputs.hpp>
 #include <certification/sequential_certification.hpp>
 
+#include "budget_bands_session.hpp"
 #include "budget_session.hpp"
 #include "certification_flags.hpp"
 #include "compare_session.hpp"
@@ -94,6 +95,9 @@ const Command& budget_command() {
     f.push_back({"seed", FlagKind::count, "seed of the label order (`ltt draw --sequential`)", "0"});
     f.push_back(label_order_flag);
     f.push_back(refusal_rate_flag);
+    f.push_back(budgets_flag);
+    f.push_back(alphas_flag);
+    f.push_back(procedure_flag);
     for (const Flag& flag : page_flags()) f.push_back(flag);
     return f;
   }();
@@ -104,7 +108,10 @@ const Command& budget_command() {
       "u undoes), and after every answer the walk's state and the stop rule's verdict. When the\n"
       "rule fires it writes into --out DIR labels.csv, certificate.json and (a dataset's)\n"
       "selection: what `ltt certify --sequential --labels DIR/labels.csv` writes. Every answer\n"
-      "is in DIR/journal.jsonl before the page shows it; the same DIR resumes the session.",
+      "is in DIR/journal.jsonl before the page shows it; the same DIR resumes the session.\n"
+      "--budgets b1,b2,...: one key per cost band (0 for cost <= b1, 1 for b1 < cost <= b2,\n"
+      "...) instead of over / within, and the walk at several budgets (uniform order; --stop\n"
+      "cap or target:J): what `ltt certify --sequential --budgets` writes.",
       flags};
   return command;
 }
@@ -222,14 +229,29 @@ int run_budget(const Invocation& call, const Arguments& args) {
     for (const std::string_view flag : {"show", "plane", "show-cost"})
       if (args.given(flag))
         throw BadInput(cat("--", flag, " needs --dataset (a pool file has no steps to show)"));
-  SequentialRequest request = read_walk_flags(args, in);
+  // --budgets: bands for the walk at several budgets; otherwise over / within for one budget.
+  std::optional<SequentialRequest> request;
+  std::optional<SequentialBudgetsRequest> banded;
+  if (args.has("budgets")) {
+    if (args.given("refusal-rate"))
+      throw BadInput("--refusal-rate does not apply to --budgets (the walk at several budgets "
+                     "has no early refusal)");
+    banded = read_budgets_walk_flags(args, in);
+  } else {
+    refuse_budget_flags_without_budgets(args);
+    request = read_walk_flags(args, in);
+  }
+  const bool one_selection =
+      !banded || banded->options.procedure == ltt::BudgetProcedure::one_threshold;
   const fs::path out = args.text("out");
   // The files of DIR, named as `ltt certify --sequential` is given them.
   in.labels_file = (out / "labels.csv").string();
   in.certificate_file = (out / "certificate.json").string();
   std::vector<OutputName> names{{"journal.jsonl"}, {"journal.jsonl.new"}, {"token"}, {"token.new"}, {"labels.csv"},
                                 {"certificate.json"}};
-  if (in.dataset_file && in.dataset_store == data::DsrlStore::hdf5) {
+  if (!one_selection) {
+    // per budget: no one selection (the certificate gives each budget's threshold and size)
+  } else if (in.dataset_file && in.dataset_store == data::DsrlStore::hdf5) {
     in.selection_file = (out / "selection.hdf5").string();
     names.push_back({"selection.hdf5"});
   } else if (in.dataset_file) {
@@ -246,7 +268,11 @@ int run_budget(const Invocation& call, const Arguments& args) {
   const label::ServerOptions server = server_options(args, out, "budget labels");
 
   const PoolInputs inputs = with_status(call, "reading the pool", [&] { return read_inputs(in, true); });
-  check_label_cap(request, inputs.pool);
+  if (request) check_label_cap(*request, inputs.pool);
+  if (banded && banded->options.label_cap > inputs.pool.size())
+    throw BadInput(cat("--n: ", std::to_string(banded->options.label_cap),
+                       " must not exceed the pool size ", std::to_string(inputs.pool.size()), " (",
+                       inputs.pool.name, ")"));
   std::optional<label::EpisodeView> view;
   if (inputs.dsrl()) {
     const label::ViewOptions shown = view_options(args, *inputs.dsrl());
@@ -264,27 +290,52 @@ int run_budget(const Invocation& call, const Arguments& args) {
     for (const auto& [flag, file] : input_files(read)) files.push_back(label::input_record(flag, file));
     return 0;
   });
+  const auto serve_session = [&](auto& session, const label::Journal& journal) {
+    if (!journal.replayed().empty())
+      call.err << "ltt label budget: resumed " << out.string() << " after "
+               << session.labels_used() << " labels\n";
+    label::serve(session, server, std::cout, call.err);
+    call.out << "ltt label budget: " << session.labels_used() << " labels in "
+             << (out / "journal.jsonl").string() << "\n";
+  };
+  if (banded) {
+    const cur::SeveralBudgetsSequentialOptions& o = banded->options;
+    const nlohmann::json header{
+        {"ltt_label", "budget"},
+        {"inputs", files},
+        {"settings",
+         {{"seed", in.seed},
+          {"stop", banded->stop},
+          {"n", o.label_cap},
+          {"order", "uniform"},
+          {"budgets", banded->budgets},
+          {"alphas", o.alphas},
+          {"procedure", procedure_flag_name(o.procedure)},
+          {"delta", o.delta},
+          {"grid", o.quantiles},
+          {"min_selection", o.minimum_selection}}}};
+    label::Journal journal(out / "journal.jsonl", header,
+                           label::band_words(static_cast<std::int64_t>(banded->budgets.size())));
+    label::BudgetBandsSession session(inputs, in, *banded, view ? &*view : nullptr, journal);
+    serve_session(session, journal);
+    return 0;
+  }
   const nlohmann::json header{
       {"ltt_label", "budget"},
       {"inputs", files},
       {"settings",
        {{"seed", in.seed},
-        {"stop", request.stop},
-        {"n", request.options.label_cap},
-        {"order", curation::label_order_name(request.options.order)},
-        {"alpha", request.options.alpha},
-        {"delta", request.options.delta},
-        {"grid", request.options.quantiles},
-        {"refusal_rate", request.options.refusal_rate},
-        {"min_selection", request.options.minimum_selection}}}};
+        {"stop", request->stop},
+        {"n", request->options.label_cap},
+        {"order", curation::label_order_name(request->options.order)},
+        {"alpha", request->options.alpha},
+        {"delta", request->options.delta},
+        {"grid", request->options.quantiles},
+        {"refusal_rate", request->options.refusal_rate},
+        {"min_selection", request->options.minimum_selection}}}};
   label::Journal journal(out / "journal.jsonl", header, {"over", "within"});
-  label::BudgetSession session(inputs, in, request, view ? &*view : nullptr, journal);
-  if (!journal.replayed().empty())
-    call.err << "ltt label budget: resumed " << out.string() << " after "
-             << session.labels_used() << " labels\n";
-  label::serve(session, server, std::cout, call.err);
-  call.out << "ltt label budget: " << session.labels_used() << " labels in "
-           << (out / "journal.jsonl").string() << "\n";
+  label::BudgetSession session(inputs, in, *request, view ? &*view : nullptr, journal);
+  serve_session(session, journal);
   return 0;
 }
 

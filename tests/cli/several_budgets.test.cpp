@@ -208,7 +208,8 @@ TEST_CASE("ltt certify --budgets: bad input exits 2 with one line naming what is
   const std::string base = "certify --pool " + q(f.pool) + " ";
   const std::string costs = "--labels " + q(f.costs) + " ";
   refused_budgets_input(base + costs + "--budgets 20,40 --gate top-half", "--gate");
-  refused_budgets_input(base + costs + "--budgets 20,40 --sequential", "--sequential");
+  refused_budgets_input(base + costs + "--budgets 20,40 --stop cap", "--stop needs --sequential");
+  refused_budgets_input(base + costs + "--budgets 20,40 --sequential --gate top-half", "--gate");
   refused_budgets_input(base + "--draw 100 --budget 20 --budgets 20,40", "--budget");
   refused_budgets_input(base + costs + "--budgets 20,40 --alphas 0.2,0.2,0.2", "--alphas");
   refused_budgets_input(base + costs + "--budgets 40,20", "--budgets");

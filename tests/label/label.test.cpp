@@ -1,6 +1,7 @@
 // `ltt label`: the labeling server, driven by label_session.py (see its docstring; the browser
-// cases are in label_browser.py, the damage and abuse cases in label_robustness.py) in headless
-// Chromium and over plain HTTP, and its flags refused before anything is written.
+// cases are in label_browser.py, the damage and abuse cases in label_robustness.py, the cost
+// bands of --budgets in label_bands.py) in headless Chromium and over plain HTTP, and its flags
+// refused before anything is written.
 
 #include <doctest/doctest.h>
 
@@ -71,6 +72,16 @@ TEST_SUITE("label") {
       return;
     }
     browser_case("world-browser");
+  }
+
+  TEST_CASE("label budget --budgets in a browser: band keys, no cost shown, certify's certificate") {
+    browser_case("bands-browser");
+  }
+
+  TEST_CASE("label budget --budgets: 40 bands over HTTP and an undo; certify's files; resumed") {
+    const Result r = session("bands-session");
+    INFO(r.err);
+    CHECK(r.code == 0);
   }
 
   TEST_CASE("label budget: SIGKILL after 10 answers, resumed where the walk was") {

@@ -8,7 +8,8 @@ check holds, 1 with the failed check on stderr otherwise; 77 when the browser is
 
 CASE: kill-resume, security; label_browser.py's budget-browser, compare-browser,
 reconnect-browser, world-browser; and label_robustness.py's journal-edits, replaced-inputs,
-journal-faults, token-file, undo-after-write, stall, fuzz.
+journal-faults, token-file, undo-after-write, stall, fuzz; label_bands.py's bands-session and
+bands-browser (`ltt label budget --budgets`).
 Every wait is bounded (15 s, the first page 30 s, the whole case 120 s); the servers started
 are stopped (SIGTERM, then SIGKILL) on the way out.
 """
@@ -287,11 +288,13 @@ def main():
         shutil.copy(os.path.join(DATA, name), WORK)
     try:
         sys.modules.setdefault("label_session", sys.modules[__name__])  # one module, one state
+        import label_bands
         import label_browser
         import label_robustness
         cases = {"kill-resume": case_kill_resume, "security": case_security}
         cases.update(label_browser.CASES)
         cases.update(label_robustness.CASES)
+        cases.update(label_bands.CASES)
         cases[case]()
     finally:
         for server in list(SERVERS):

@@ -10,6 +10,8 @@ scores.csv   id,score, one score per episode: minus the episodic cost plus noise
              the pool is mostly within the budget
 truth.csv    id,unsafe with unsafe = episodic cost > 10 (the budget): what the tests' labeler
              answers
+costs.csv    id,cost, the episodic cost (0, 4, 8, 14 or 20): the band the labeler of the
+             several-budget cases answers
 pool.csv     id,score,return for the same episodes, a pool file without steps
 bad_world.hdf5  data.hdf5's rows with a world geometry whose infos/position is (N, 3)
 
@@ -85,6 +87,11 @@ def main():
         w.writerow(["id", "unsafe"])
         for e in range(episodes):
             w.writerow([e, int(episode_cost[e] > BUDGET)])
+    with open(os.path.join(out, "costs.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["id", "cost"])
+        for e in range(episodes):
+            w.writerow([e, repr(float(episode_cost[e]))])
     with open(os.path.join(out, "pool.csv"), "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["id", "score", "return"])

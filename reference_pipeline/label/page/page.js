@@ -201,7 +201,12 @@ function panel(title, view, media, index, fields) {
 
 function button(text, key, className, action) {
   const b = document.createElement('button');
-  b.innerHTML = `${text} <kbd>${key}</kbd>`;
+  b.textContent = `${text} `;  // a band's text holds '<': text, never markup
+  if (key) {
+    const k = document.createElement('kbd');
+    k.textContent = key;
+    b.append(k);
+  }
   b.className = className;
   b.dataset.key = key;
   b.addEventListener('click', action);
@@ -240,8 +245,12 @@ function render(s) {
     $('item-title').textContent = `Episode ${item.id} (label ${item.number} of at most ${s.cap})`;
     panels.append(panel('', item.view, s.media[0], 0, item.fields));
     if (item.view) steps = item.view.steps;
-    answers.append(button('Over the budget', 'o', 'over', () => send('over')),
-                   button('Within the budget', 'w', 'within', () => send('within')));
+    if (s.bands)  // several budgets: one answer per cost band, keys 0, 1, ...
+      s.bands.forEach((text, b) =>
+        answers.append(button(text, b < 10 ? String(b) : '', `band band${b}`, () => send(s.words[b]))));
+    else
+      answers.append(button('Over the budget', 'o', 'over', () => send('over')),
+                     button('Within the budget', 'w', 'within', () => send('within')));
   } else if (item) {
     $('item-title').textContent = `Pair ${item.number} of ${s.pairs}: which segment is safer?`;
     panels.append(panel(`A: episode ${item.a.episode}, rows ${item.a.start}–${item.a.start + s.segment - 1}`,
@@ -266,7 +275,19 @@ function render(s) {
   const done = budget ? s.labels_used : s.answered;
   const of = budget ? s.cap : s.pairs;
   $('progress-bar').style.width = `${(100 * done / of).toFixed(1)}%`;
-  if (budget)
+  if (budget && s.bands)
+    numbers([
+      ['labels', 'labels used', `${s.labels_used} of at most ${s.cap}`],
+      ['bands', 'labels per band', s.band_labels.join(', ')],
+      ['step', 'step tested', s.step_tested === null ? 'all certified' : `${s.step_tested} of ${s.grid_size}`],
+      ['p', s.procedure === 'one_threshold' ? 'its p-value (largest over the budgets)' : 'its p-value',
+       fmt(s.p)],
+      ['depth', 'certified depth', s.procedure === 'one_threshold'
+        ? `${s.certified_depth} of ${s.grid_size} steps`
+        : `${s.certified_depths.join(', ')} of ${s.grid_size} steps (per budget)`],
+      ['selection', 'selection size', s.selection_size],
+    ]);
+  else if (budget)
     numbers([
       ['labels', 'labels used', `${s.labels_used} of at most ${s.cap}`],
       ['unsafe', 'over the budget', s.unsafe_labels],
@@ -291,7 +312,9 @@ function render(s) {
   finish.textContent = budget ? 'Write the certificate' : 'Write pairs.csv';
   finish.hidden = budget ? !s.stopped : (s.answered === 0);
   if (!s.written) $('written').textContent = '';
-  $('keys').innerHTML = budget
+  $('keys').innerHTML = budget && s.bands
+    ? `Keys: <kbd>0</kbd> to <kbd>${Math.min(9, s.bands.length - 1)}</kbd> the cost band, <kbd>u</kbd> undo. An answer counts once the page says it was recorded.`
+    : budget
     ? 'Keys: <kbd>o</kbd> over the budget, <kbd>w</kbd> within it, <kbd>u</kbd> undo. An answer counts once the page says it was recorded.'
     : 'Keys: <kbd>a</kbd> A safer, <kbd>b</kbd> B safer, <kbd>t</kbd> cannot tell, <kbd>u</kbd> undo. An answer counts once the page says it was recorded.';
   document.body.dataset.ready = 'yes';
@@ -381,7 +404,9 @@ async function finish() {
 document.addEventListener('keydown', (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey || !state) return;
   const budget = state.mode === 'budget';
-  const keys = budget ? {o: 'over', w: 'within'} : {a: 'a', b: 'b', t: 'tie'};
+  const keys = budget && state.bands
+    ? Object.fromEntries(state.words.slice(0, 10).map((word, b) => [String(b), word]))
+    : budget ? {o: 'over', w: 'within'} : {a: 'a', b: 'b', t: 'tie'};
   if (event.key in keys) send(keys[event.key]);
   else if (event.key === 'u') undoLast();
   else return;
