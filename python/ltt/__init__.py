@@ -10,7 +10,8 @@ from . import _cpu
 _missing = _cpu.missing_features()
 if _missing:
     raise ImportError(
-        f"ltt: this module targets x86-64-v3 (AVX2, FMA, BMI2) and this CPU lacks {_missing}; "
+        f"ltt: this module targets {_cpu.build_target} ({_cpu.build_features}) and this CPU "
+        f"lacks {_missing}; "
         "rebuild it on this machine: CMAKE_ARGS=-DLTT_NATIVE=ON pip install --no-build-isolation ."
     )
 

@@ -16,13 +16,13 @@
 namespace {
 
 [[gnu::constructor(101)]] void require_build_cpu() {
-#if defined(LTT_CPU_REQUIRES_X86_64_V3)
-  const std::string missing = ltt::cpu::missing_x86_64_v3_features();
+#if defined(LTT_CPU_LEVEL)
+  const std::string missing = ltt::cpu::missing_features(LTT_CPU_LEVEL);
   if (!missing.empty()) {
     std::fprintf(stderr,
-                 "ltt: this build targets x86-64-v3 (AVX2, FMA, BMI2) and this CPU lacks %s; "
+                 "ltt: this build targets x86-64-v%d (%s) and this CPU lacks %s; "
                  "rebuild on this machine with cmake -DLTT_NATIVE=ON\n",
-                 missing.c_str());
+                 LTT_CPU_LEVEL, ltt::cpu::level_features(LTT_CPU_LEVEL), missing.c_str());
     std::_Exit(2);
   }
 #endif

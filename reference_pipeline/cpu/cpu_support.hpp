@@ -1,4 +1,4 @@
-// Which of the CPU features an x86-64-v3 build relies on this CPU lacks.
+// Which of the CPU features a build's x86-64 level relies on this CPU lacks.
 //
 // GCC's __builtin_cpu_supports reads CPUID (and, for AVX2 and FMA, whether the OS saves the
 // YMM registers). AVX2, FMA and BMI2 are the extensions of x86-64-v3 that GCC's code for the
@@ -11,10 +11,18 @@
 
 namespace ltt::cpu {
 
-// The lowercase names (as /proc/cpuinfo spells them) of the missing features, separated by
-// ", "; empty when the CPU has them all, or on another architecture.
-inline std::string missing_x86_64_v3_features() {
+// The extensions a build for x86-64-v`level` relies on, as its messages name them.
+inline const char* level_features(int level) {
+  (void)level;
+  return "AVX2, FMA, BMI2";
+}
+
+// The lowercase names (as /proc/cpuinfo spells them) of the features of x86-64-v`level` (3)
+// that this CPU lacks, separated by ", "; empty when the CPU has them all, or on another
+// architecture.
+inline std::string missing_features(int level) {
   std::string missing;
+  (void)level;
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   const auto note = [&missing](bool present, const char* name) {
