@@ -1,7 +1,8 @@
 // Refuses to run on a CPU the build does not target, with one line instead of SIGILL.
 //
 // The project's programs are compiled for x86-64-v3 (AVX2, FMA, BMI2; CMakeLists.txt,
-// LTT_NATIVE) so that results are the same bytes on every such machine. This file alone is
+// LTT_NATIVE) so that results are the same bytes on every such machine, or for x86-64-v4
+// (AVX-512 too, LTT_ARCH). This file alone is
 // compiled for the baseline x86-64 (it is built without the project's flags), and its check
 // runs as a constructor of priority 101, before the program's own static initializers and
 // main(), which may already use AVX2. The Python module asks the same question at import
