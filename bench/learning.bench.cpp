@@ -210,8 +210,8 @@ BENCHMARK(fma_peak)->Unit(benchmark::kMillisecond);
       for (int c = 0; c < chains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
     benchmark::DoNotOptimize(acc);
   }
-  state.counters["FLOP/s"] = benchmark::Counter(2.0 * 16 * chains * rounds,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * 16 * chains * rounds, benchmark::Counter::kIsIterationInvariantRate);
 }
 #endif
 
@@ -295,8 +295,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
 #if defined(__x86_64__)
   if (Eigen::internal::packet_traits<float>::size < 16 && __builtin_cpu_supports("avx512f"))
-    benchmark::RegisterBenchmark("fma_peak_avx512", fma_peak_avx512)
-        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("fma_peak_avx512", fma_peak_avx512)->Unit(benchmark::kMillisecond);
 #endif
   Recorder recorder;
   benchmark::RunSpecifiedBenchmarks(&recorder);
@@ -343,11 +342,10 @@ int main(int argc, char** argv) {
   if (peak == recorder.flops.end()) return 0;
   const auto wide = recorder.flops.find("fma_peak_avx512");
   const int width = Eigen::internal::packet_traits<float>::size;
-  std::printf("FMA peak (floats per FMA %d, this build's width): %.3e FLOP per CPU second\n",
-              width, peak->second);
+  std::printf("FMA peak (floats per FMA %d, this build's width): %.3e FLOP per CPU second\n", width,
+              peak->second);
   if (wide != recorder.flops.end())
-    std::printf("FMA peak (floats per FMA 16, AVX-512): %.3e FLOP per CPU second\n",
-                wide->second);
+    std::printf("FMA peak (floats per FMA 16, AVX-512): %.3e FLOP per CPU second\n", wide->second);
   const auto share = [&](const char* what, const char* name, double torch_flops) {
     const auto it = recorder.flops.find(name);
     if (it == recorder.flops.end()) return;
@@ -356,8 +354,7 @@ int main(int argc, char** argv) {
     if (wide != recorder.flops.end())
       std::printf(", %.0f%% of AVX-512 peak", 100.0 * it->second / wide->second);
     std::printf("), PyTorch %.3e (%.0f%%", torch_flops, 100.0 * torch_flops / peak->second);
-    if (wide != recorder.flops.end())
-      std::printf(", %.0f%%", 100.0 * torch_flops / wide->second);
+    if (wide != recorder.flops.end()) std::printf(", %.0f%%", 100.0 * torch_flops / wide->second);
     std::printf(")\n");
   };
   share("BT step", "bradley_terry_step", torch_step * step_flop_per_state);

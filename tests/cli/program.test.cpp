@@ -282,8 +282,9 @@ TEST_CASE("standard output that cannot be written: exit 1, one line") {
 
 TEST_CASE("a CPU without AVX2, FMA and BMI2 (qemu's Nehalem): exit 2 and one line, not SIGILL") {
   if (std::string(LTT_QEMU_X86_64).empty() || !LTT_CPU_CHECKED) {
-    MESSAGE("not run: needs qemu-x86_64 (qemu-user) and an x86-64-v3 or -v4 build without "
-            "sanitizers");
+    MESSAGE(
+        "not run: needs qemu-x86_64 (qemu-user) and an x86-64-v3 or -v4 build without "
+        "sanitizers");
     return;
   }
   const Result r = shell(std::string("'") + LTT_QEMU_X86_64 + "' -cpu Nehalem '" + LTT_PROGRAM +
