@@ -23,6 +23,10 @@
 
 #include <Eigen/Core>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <learning/backend.hpp>
 #include <learning/eigen_mlp.hpp>
 #include <learning/value_training.hpp>
@@ -77,6 +81,9 @@ void bradley_terry_step(benchmark::State& state) {
 }
 BENCHMARK(bradley_terry_step)->Unit(benchmark::kMillisecond);
 
+// Multiply-adds per state of a forward pass: 40*256 + 256*256 + 256. Two FLOP each.
+constexpr double forward_flop_per_state = 2.0 * (obs_dim * 256 + 256 * 256 + 256);
+
 void inference(benchmark::State& state) {
   const auto net = lrn::eigen_backend().network(start());
   std::vector<float> out(static_cast<std::size_t>(states));
@@ -85,6 +92,8 @@ void inference(benchmark::State& state) {
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * states);
+  state.counters["FLOP/s"] = benchmark::Counter(forward_flop_per_state * states,
+                                                benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(inference)->Unit(benchmark::kMillisecond);
 
@@ -161,10 +170,11 @@ void eigen_float_gemm(benchmark::State& state) {
 }
 BENCHMARK(eigen_float_gemm)->Unit(benchmark::kMillisecond);
 
-// The core's float FMA peak at the build's vector width (x86-64-v3: 8 floats per FMA): 12
-// independent chains of fused multiply-adds on registers, enough to keep both FMA pipes of a
-// Zen 4 or a Haswell busy. No product can run faster on one thread, so the BT step's FLOP/s
-// over this, in the same run, is the share of the machine the step uses (docs/performance.md).
+// The core's float FMA peak at the build's vector width (Eigen's packet: 8 floats per FMA for
+// x86-64-v3, 16 for x86-64-v4): 12 independent chains of fused multiply-adds on registers,
+// enough to keep both FMA pipes of a Zen 4 or a Haswell busy. No product of this build can run
+// faster on one thread, so the BT step's FLOP/s over this, in the same run, is the share of the
+// machine the step uses (docs/performance.md).
 void fma_peak(benchmark::State& state) {
   using Packet = Eigen::internal::packet_traits<float>::type;
   constexpr int chains = 12, size = Eigen::internal::packet_traits<float>::size;
@@ -182,6 +192,28 @@ void fma_peak(benchmark::State& state) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(fma_peak)->Unit(benchmark::kMillisecond);
+
+#if defined(__x86_64__)
+// The same with 512-bit FMAs (16 floats), whatever the build targets: the ceiling of a peer whose
+// kernels use AVX-512 (OpenBLAS's SkylakeX), and of an x86-64-v4 build. A core with two 512-bit
+// FMA units (Intel Xeon since Skylake-SP) doubles the 256-bit peak; one that splits each into
+// two 256-bit halves (AMD Zen 4) does not. main() registers it where the CPU has AVX-512F and the
+// build's packets are narrower.
+[[gnu::target("avx512f")]] void fma_peak_avx512(benchmark::State& state) {
+  constexpr int chains = 12;
+  constexpr long rounds = 1 << 20;
+  __m512 acc[chains];
+  for (int c = 0; c < chains; ++c) acc[c] = _mm512_set1_ps(1.0f + 1e-7f * c);
+  const __m512 a = _mm512_set1_ps(0.9999999f), b = _mm512_set1_ps(1e-7f);
+  for (auto _ : state) {
+    for (long r = 0; r < rounds; ++r)
+      for (int c = 0; c < chains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
+    benchmark::DoNotOptimize(acc);
+  }
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * 16 * chains * rounds, benchmark::Counter::kIsIterationInvariantRate);
+}
+#endif
 
 // Scoring a DSRL-sized file: V-bar of the paper's ensemble (K = 3, 72 -> 256 -> 256 -> 1, the
 // width of OfflineCarGoal1) over 2^18 rows, on 1 and 2 threads. Items are states.
@@ -261,6 +293,10 @@ int main(int argc, char** argv) {
   int n = static_cast<int>(args.size());
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+#if defined(__x86_64__)
+  if (Eigen::internal::packet_traits<float>::size < 16 && __builtin_cpu_supports("avx512f"))
+    benchmark::RegisterBenchmark("fma_peak_avx512", fma_peak_avx512)->Unit(benchmark::kMillisecond);
+#endif
   Recorder recorder;
   benchmark::RunSpecifiedBenchmarks(&recorder);
   benchmark::Shutdown();
@@ -299,13 +335,29 @@ int main(int argc, char** argv) {
   row("BT step (fwd + bwd + Adam)", "bradley_terry_step", "bt_step");
   row("inference (forward only)", "inference", "inference");
   row("ensemble scoring (K = 3, 72-dim)", "ensemble_scoring/threads:1", "ensemble_scoring");
-  // Where the step's time goes: its arithmetic rate against the core's FMA peak, both sides.
+  // Where the time goes: each side's arithmetic rate against the core's FMA peak at the build's
+  // vector width, and, where the CPU has AVX-512 and the build does not use it, against the
+  // 512-bit peak too (the ceiling of a peer that uses it).
   const auto peak = recorder.flops.find("fma_peak");
-  if (peak != recorder.flops.end() && recorder.flops.contains("bradley_terry_step"))
-    std::printf("BT step FLOP per CPU second: ltt %.3e, PyTorch %.3e; FMA peak %.3e (ltt %.0f%%, "
-                "PyTorch %.0f%%)\n",
-                recorder.flops["bradley_terry_step"], torch_step * step_flop_per_state,
-                peak->second, 100.0 * recorder.flops["bradley_terry_step"] / peak->second,
-                100.0 * torch_step * step_flop_per_state / peak->second);
+  if (peak == recorder.flops.end()) return 0;
+  const auto wide = recorder.flops.find("fma_peak_avx512");
+  const int width = Eigen::internal::packet_traits<float>::size;
+  std::printf("FMA peak (floats per FMA %d, this build's width): %.3e FLOP per CPU second\n", width,
+              peak->second);
+  if (wide != recorder.flops.end())
+    std::printf("FMA peak (floats per FMA 16, AVX-512): %.3e FLOP per CPU second\n", wide->second);
+  const auto share = [&](const char* what, const char* name, double torch_flops) {
+    const auto it = recorder.flops.find(name);
+    if (it == recorder.flops.end()) return;
+    std::printf("%-28s FLOP per CPU second: ltt %.3e (%.0f%% of peak", what, it->second,
+                100.0 * it->second / peak->second);
+    if (wide != recorder.flops.end())
+      std::printf(", %.0f%% of AVX-512 peak", 100.0 * it->second / wide->second);
+    std::printf("), PyTorch %.3e (%.0f%%", torch_flops, 100.0 * torch_flops / peak->second);
+    if (wide != recorder.flops.end()) std::printf(", %.0f%%", 100.0 * torch_flops / wide->second);
+    std::printf(")\n");
+  };
+  share("BT step", "bradley_terry_step", torch_step * step_flop_per_state);
+  share("inference", "inference", torch_inference * forward_flop_per_state);
   return 0;
 }

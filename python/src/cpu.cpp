@@ -14,15 +14,18 @@ PYBIND11_MODULE(_cpu, m) {
   m.doc() = "The CPU check of the ltt package, compiled for the baseline x86-64.";
   // What the project's code in ltt._ltt was compiled for: "x86-64-v3" (the default on x86-64),
   // "native" (LTT_NATIVE: the build machine's CPU, which this module cannot know), or
-  // "default" (the compiler's default target, on another architecture).
+  // "default" (the compiler's default target, on another architecture); and for an x86-64
+  // level, the extensions it relies on, as the ImportError names them.
   m.attr("build_target") = LTT_CPU_BUILD_TARGET;
+#if defined(LTT_CPU_LEVEL)
+  m.attr("build_features") = ltt::cpu::level_features(LTT_CPU_LEVEL);
   m.def(
-      "missing_features",
-      [] {
-        return std::string(LTT_CPU_BUILD_TARGET) == "x86-64-v3"
-                   ? ltt::cpu::missing_x86_64_v3_features()
-                   : std::string();
-      },
+      "missing_features", [] { return ltt::cpu::missing_features(LTT_CPU_LEVEL); },
+#else
+  m.attr("build_features") = "";
+  m.def(
+      "missing_features", [] { return std::string(); },
+#endif
       "The features build_target needs that this CPU lacks, as 'avx2, fma': empty when it has "
-      "them all, and always empty unless build_target is 'x86-64-v3'.");
+      "them all, and always empty unless build_target is an x86-64 level ('x86-64-v3').");
 }

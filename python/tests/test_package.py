@@ -101,7 +101,7 @@ def test_class_stub_declares_the_bindings_methods_and_properties(name):
 
 
 def test_cpu_check_passes_here():
-    assert _cpu.build_target in ("x86-64-v3", "native", "default")
+    assert _cpu.build_target in ("x86-64-v3", "x86-64-v4", "native", "default")
     assert _cpu.missing_features() == ""  # or this import would have failed
 
 
@@ -109,23 +109,30 @@ QEMU = shutil.which("qemu-x86_64")
 
 
 @pytest.mark.skipif(not QEMU or platform.machine() != "x86_64" or
-                    _cpu.build_target != "x86-64-v3",
-                    reason="needs qemu-x86_64 (qemu-user) and an x86-64-v3 build")
+                    _cpu.build_target not in ("x86-64-v3", "x86-64-v4"),
+                    reason="needs qemu-x86_64 (qemu-user) and an x86-64-v3 or -v4 build")
 @pytest.mark.parametrize("cpu", ["Nehalem", "Haswell"])
 def test_import_on_an_emulated_cpu(cpu):
     """Nehalem (no AVX2, FMA, BMI2) gets the one line; Haswell, the first Intel CPU
-    with all three, imports and computes."""
+    with all three, imports and computes in an x86-64-v3 build, and gets the one line
+    (no AVX-512) in an x86-64-v4 build."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(PACKAGE.parent)
     run = subprocess.run(
         [QEMU, "-cpu", cpu, sys.executable, "-c",
          "import ltt; print(ltt.__file__, ltt.composition_pvalue(3, 60, 500, 0.25))"],
         env=env, capture_output=True, text=True, timeout=300)
-    if cpu == "Nehalem":
+    v4 = _cpu.build_target == "x86-64-v4"
+    avx512 = "avx512f, avx512bw, avx512cd, avx512dq, avx512vl"
+    if cpu == "Nehalem" or v4:
+        missing = {"Nehalem": "avx2, fma, bmi2", "Haswell": ""}[cpu]
+        if v4:
+            missing = f"{missing}, {avx512}" if missing else avx512
+        features = "AVX2, FMA, BMI2, AVX-512 F/BW/CD/DQ/VL" if v4 else "AVX2, FMA, BMI2"
         assert run.returncode == 1, run.stderr
         assert run.stderr.splitlines()[-1] == (
-            "ImportError: ltt: this module targets x86-64-v3 (AVX2, FMA, BMI2) and this CPU "
-            "lacks avx2, fma, bmi2; rebuild it on this machine: CMAKE_ARGS=-DLTT_NATIVE=ON pip "
+            f"ImportError: ltt: this module targets {_cpu.build_target} ({features}) and this "
+            f"CPU lacks {missing}; rebuild it on this machine: CMAKE_ARGS=-DLTT_NATIVE=ON pip "
             "install --no-build-isolation .")
     else:
         assert run.returncode == 0, run.stderr

@@ -5,7 +5,7 @@
 //     calibration labels, the selection) against a checked-in checksum, in the project's
 //     reference build (Release, the portable x86-64-v3 target, no sanitizers, GCC 12: other
 //     compilers and flags may round otherwise), on whichever CPU runs the suite (AMD EPYC and
-//     Intel Xeon alike);
+//     Intel Xeon alike); the opt-in x86-64-v4 (AVX-512) build has bytes of its own;
 //   - a short piece of it, determinism_probe (a seeded pool, preference pairs, a few epochs of
 //     the value ensemble, its scores, a cloning epoch and the clone's actions), against the same
 //     program under qemu's emulation of a Haswell, a CPU of another vendor and without AVX-512,
@@ -61,13 +61,18 @@ TEST_CASE("ltt pipeline --preset tiny: the same bytes on this CPU as in the refe
   const fs::path here = scratch_dir() / "reproducible-here";
   run_tiny(here);
   const std::uint64_t h = artifact_checksum(here / "seed-1");
-#if LTT_REFERENCE_BUILD
+#if LTT_REFERENCE_BUILD == 3
   // Changes when the task generator, the learning code, the pair sampler or the draw change:
   // if the change is deliberate, put the new value here and say why in the commit.
   INFO("the tiny pipeline's artifacts changed: checksum now " << hex(h));
   CHECK(h == 0x8fb04c7d6c9ae898ULL);
+#elif LTT_REFERENCE_BUILD == 4
+  // The x86-64-v4 reference build's own bytes (Eigen's 16-float kernels sum in another order):
+  // not yet recorded, since no CPU with AVX-512 has run this test. Record the value printed
+  // here from a run on one, in place of this message, with a CHECK as above.
+  MESSAGE("x86-64-v4 reference build: no recorded checksum yet; this run's is " << hex(h));
 #else
-  MESSAGE("not the reference build (Release, x86-64-v3, GCC 12, no sanitizers): checksum "
+  MESSAGE("not a reference build (Release, x86-64-v3 or -v4, GCC 12, no sanitizers): checksum "
           << hex(h) << " not compared");
 #endif
 }
@@ -83,6 +88,10 @@ TEST_CASE("determinism_probe: the same bytes on this CPU and on an emulated Hasw
     MESSAGE(
         "qemu-x86_64 not found: the Haswell comparison did not run (scripts/setup installs "
         "qemu-user)");
+    return;
+  }
+  if (LTT_CPU_LEVEL != 3) {
+    MESSAGE("the build does not target x86-64-v3: the Haswell comparison did not run");
     return;
   }
   const Result haswell = shell(std::string("'") + LTT_QEMU_X86_64 + "' -cpu Haswell '" +
