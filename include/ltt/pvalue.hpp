@@ -102,7 +102,7 @@ inline std::int64_t floor_decimal_product(double alpha, std::int64_t N) {
 // about exact values, and a p-value one ulp below an attainable exact value (0.8 computed as
 // 0.79999999999999993, 1/3 as the double below it) would be rejected at a delta the exact one
 // is not. The computed tails carry a relative error below 64 DBL_EPSILON (measured worst about
-// 40, tests/ltt/hypergeometric.test.cpp), so every composition p-value is rounded up by the
+// 18, tests/ltt/hypergeometric.test.cpp), so every composition p-value is rounded up by the
 // factor 1 + 2^-45 (128 DBL_EPSILON): at least the exact value, at most 4e-14 above it.
 // Exact 0 and 1 stay exact; tests/ltt/pvalue.test.cpp checks p >= exact on every reference row.
 inline double round_up_pvalue(double p) {
