@@ -14,7 +14,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #if defined(__FMA__)
 #include <immintrin.h>
@@ -22,10 +21,17 @@
 
 #include <ltt/detail/log_table.hpp>
 
-// Four is four doubles whatever the target: without AVX, GCC warns (-Wpsabi) that returning one
-// from a function has another ABI than with it, which cannot matter to inline functions.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
+// Four is four doubles whatever the target: without AVX, GCC and Clang warn (-Wpsabi, an error
+// under -Werror) that passing or returning one has another ABI than with AVX, which cannot
+// matter to these inline functions. Clang warns at the calls, so the headers that pass Four
+// silence it for their own lines; GCC warns at the end of the file (below).
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__) && !defined(__AVX__)
+// GCC checks the ABI of these functions at the end of the including file, where a push/pop
+// pair would have restored the warning: without AVX it stays off for the rest of the file.
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
@@ -34,22 +40,21 @@ namespace ltt::detail {
 using Four = double __attribute__((vector_size(32)));
 using FourBits = std::int64_t __attribute__((vector_size(32)));
 
+// Each operation below is written twice, for double and for Four, as overloads rather than one
+// template, and those on Four are always inlined (nothing is gained by calling them).
+
 // a b + c rounded once, on a double or lane by lane.
-template <class T>
-inline T fma_lanes(T a, T b, T c) {
-  if constexpr (std::is_same_v<T, double>) {
-    return std::fma(a, b, c);
-  } else {
+inline double fma_lanes(double a, double b, double c) { return std::fma(a, b, c); }
+
+__attribute__((always_inline)) inline Four fma_lanes(Four a, Four b, Four c) {
 #if defined(__FMA__)
-    return reinterpret_cast<Four>(_mm256_fmadd_pd(reinterpret_cast<__m256d>(a),
-                                                  reinterpret_cast<__m256d>(b),
-                                                  reinterpret_cast<__m256d>(c)));
+  return reinterpret_cast<Four>(_mm256_fmadd_pd(
+      reinterpret_cast<__m256d>(a), reinterpret_cast<__m256d>(b), reinterpret_cast<__m256d>(c)));
 #else
-    Four r = a;
-    for (int l = 0; l < 4; ++l) r[l] = std::fma(a[l], b[l], c[l]);
-    return r;
+  Four r = a;
+  for (int l = 0; l < 4; ++l) r[l] = std::fma(a[l], b[l], c[l]);
+  return r;
 #endif
-  }
 }
 
 template <class T>
@@ -58,35 +63,48 @@ struct DoubleDouble {
 };
 
 // a + b = s + e exactly, for any a, b (Knuth).
-template <class T>
-inline DoubleDouble<T> two_sum(T a, T b) {
-  const T s = a + b;
-  const T bb = s - a;
+inline DoubleDouble<double> two_sum(double a, double b) {
+  const double s = a + b;
+  const double bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+
+__attribute__((always_inline)) inline DoubleDouble<Four> two_sum(Four a, Four b) {
+  const Four s = a + b;
+  const Four bb = s - a;
   return {s, (a - (s - bb)) + (b - bb)};
 }
 
 // a + b = s + e exactly, for |a| >= |b| or a = 0 (Dekker).
-template <class T>
-inline DoubleDouble<T> fast_two_sum(T a, T b) {
-  const T s = a + b;
+inline DoubleDouble<double> fast_two_sum(double a, double b) {
+  const double s = a + b;
+  return {s, b - (s - a)};
+}
+
+__attribute__((always_inline)) inline DoubleDouble<Four> fast_two_sum(Four a, Four b) {
+  const Four s = a + b;
   return {s, b - (s - a)};
 }
 
 // a b = p + e exactly.
-template <class T>
-inline DoubleDouble<T> two_prod(T a, T b) {
-  const T p = a * b;
+inline DoubleDouble<double> two_prod(double a, double b) {
+  const double p = a * b;
+  return {p, std::fma(a, b, -p)};
+}
+
+__attribute__((always_inline)) inline DoubleDouble<Four> two_prod(Four a, Four b) {
+  const Four p = a * b;
   return {p, fma_lanes(a, b, -p)};
 }
 
 // a / b to about 2^-104 relative, with one division: q = a.hi (1 / b.hi) is within an ulp or two
 // of the quotient, the remainder a - q b is formed by an FMA (exactly, or rounded at 2^-53 of
 // itself, about 2^-105 of a), and the correction is the remainder times 1 / b.hi.
-template <class T>
-inline DoubleDouble<T> divide(DoubleDouble<T> a, DoubleDouble<T> b) {
-  const T reciprocal = 1.0 / b.hi;
-  const T q = a.hi * reciprocal;
-  const T remainder = (fma_lanes(-q, b.hi, a.hi) + a.lo) - q * b.lo;
+__attribute__((always_inline)) inline DoubleDouble<Four> divide(DoubleDouble<Four> a,
+                                                                DoubleDouble<Four> b) {
+  const Four reciprocal = 1.0 / b.hi;
+  const Four q = a.hi * reciprocal;
+  const Four remainder = (fma_lanes(-q, b.hi, a.hi) + a.lo) - q * b.lo;
   return fast_two_sum(q, remainder * reciprocal);
 }
 
@@ -126,9 +144,10 @@ __attribute__((always_inline)) inline DoubleDouble<Four> log_double_double(Four 
   const DoubleDouble<Four> square = two_prod(r.hi, r.hi);
   // p by Estrin's scheme: three levels of FMAs instead of a chain of seven.
   const Four x = r.hi, x2 = square.hi, x4 = x2 * x2, zero = x - x;
-  auto pair = [&](double c0, double c1) { return fma_lanes(zero + c1, x, zero + c0); };
-  const Four p01 = pair(1.0 / 3, -1.0 / 4), p23 = pair(1.0 / 5, -1.0 / 6);
-  const Four p45 = pair(1.0 / 7, -1.0 / 8), p67 = pair(1.0 / 9, -1.0 / 10);
+  const Four p01 = fma_lanes(zero - 1.0 / 4, x, zero + 1.0 / 3);
+  const Four p23 = fma_lanes(zero - 1.0 / 6, x, zero + 1.0 / 5);
+  const Four p45 = fma_lanes(zero - 1.0 / 8, x, zero + 1.0 / 7);
+  const Four p67 = fma_lanes(zero - 1.0 / 10, x, zero + 1.0 / 9);
   const Four p = fma_lanes(fma_lanes(p67, x2, p45), x4, fma_lanes(p23, x2, p01));
   // log1p(r) = (r.hi - square.hi / 2) + [r.lo - square.lo / 2 - r.hi r.lo + r^3 p(r)]
   const DoubleDouble<Four> head = two_sum(r.hi, -0.5 * square.hi);
@@ -143,6 +162,6 @@ __attribute__((always_inline)) inline DoubleDouble<Four> log_double_double(Four 
 
 }  // namespace ltt::detail
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
+#if defined(__clang__)
+#pragma clang diagnostic pop
 #endif

@@ -42,6 +42,13 @@
 #include <ltt/detail/log_factorial_table.hpp>
 #include <ltt/detail/saddle_point.hpp>
 
+// -Wpsabi: see <ltt/detail/double_double.hpp>.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+
 namespace ltt::detail {
 
 inline void check_hypergeometric(std::string_view function, std::int64_t N, std::int64_t K,
@@ -215,7 +222,8 @@ inline DoubleDouble<double> table_deviance_double_double(const Hypergeometric& h
   const DoubleDouble<Four> bd0 = deviance_lanes(cells, {sign * delta.hi, sign * delta.lo});
   const DoubleDouble<double> ab = two_sum(bd0.hi[0], bd0.hi[1]), cd = two_sum(bd0.hi[2], bd0.hi[3]);
   const DoubleDouble<double> total = two_sum(ab.hi, cd.hi);
-  const double lo = (total.lo + (ab.lo + cd.lo)) + ((bd0.lo[0] + bd0.lo[1]) + (bd0.lo[2] + bd0.lo[3]));
+  const double lo =
+      (total.lo + (ab.lo + cd.lo)) + ((bd0.lo[0] + bd0.lo[1]) + (bd0.lo[2] + bd0.lo[3]));
   return fast_two_sum(total.hi, lo);
 }
 
@@ -350,3 +358,7 @@ inline double checked_tail(std::string_view function, std::int64_t k, std::int64
 }
 
 }  // namespace ltt::detail
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif

@@ -10,10 +10,11 @@
 
 #include <ltt/detail/double_double.hpp>
 
-// See <ltt/detail/double_double.hpp>: the functions on Four below are inline.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
+// -Wpsabi: see <ltt/detail/double_double.hpp>.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#pragma clang diagnostic ignored "-Wpsabi"
 #endif
 
 namespace ltt::detail {
@@ -55,7 +56,7 @@ inline double stirlerr(double x) {
 
 // stirlerr of four integers at once: the series with all five terms (the one stirlerr uses
 // up to x = 35, and more accurate beyond), the exact values where x <= 15.
-inline Four stirlerr_lanes(Four x) {
+__attribute__((always_inline)) inline Four stirlerr_lanes(Four x) {
   using namespace stirlerr_coefficients;
   const Four r = 1.0 / x, r2 = r * r;
   const Four series = (s0 - (s1 - (s2 - (s3 - s4 * r2) * r2) * r2) * r2) * r;
@@ -82,7 +83,8 @@ inline Four stirlerr_lanes(Four x) {
 // Always inlined: called out of line, it returned with the upper halves of the vector registers
 // in use (its result is vectors, so GCC cannot clear them), and the libm log and exp called
 // after it ran at a quarter of their speed; inlined, its caller clears them on return.
-__attribute__((always_inline)) inline DoubleDouble<Four> deviance_lanes(Four x, DoubleDouble<Four> diff) {
+__attribute__((always_inline)) inline DoubleDouble<Four> deviance_lanes(Four x,
+                                                                        DoubleDouble<Four> diff) {
   const Four zero = x - x, two_x = 2.0 * x;
   // The series.
   const DoubleDouble<Four> sum = two_sum(two_x, -diff.hi);  // x + E = 2x - diff
@@ -101,9 +103,10 @@ __attribute__((always_inline)) inline DoubleDouble<Four> deviance_lanes(Four x, 
   second.lo += cube.hi * g.lo + cube.lo * g.hi;
   // 2x v^5 (1/5 + u/7 + ... + u^6/17), u = v^2, by Estrin's scheme
   const Four u = square.hi, u2 = u * u, u4 = u2 * u2;
-  auto pair = [&](double c0, double c1) { return fma_lanes(zero + c1, u, zero + c0); };
-  const Four s = fma_lanes(fma_lanes(zero + 1.0 / 17, u2, pair(1.0 / 13, 1.0 / 15)), u4,
-                           fma_lanes(pair(1.0 / 9, 1.0 / 11), u2, pair(1.0 / 5, 1.0 / 7)));
+  const Four s57 = fma_lanes(zero + 1.0 / 7, u, zero + 1.0 / 5);
+  const Four s911 = fma_lanes(zero + 1.0 / 11, u, zero + 1.0 / 9);
+  const Four s1315 = fma_lanes(zero + 1.0 / 15, u, zero + 1.0 / 13);
+  const Four s = fma_lanes(fma_lanes(zero + 1.0 / 17, u2, s1315), u4, fma_lanes(s911, u2, s57));
   const Four rest = two_x * cube.hi * u * s;
   const DoubleDouble<Four> head = two_sum(lead.hi, second.hi);
   const DoubleDouble<Four> series = fast_two_sum(head.hi, head.lo + ((lead.lo + second.lo) + rest));
@@ -128,6 +131,6 @@ __attribute__((always_inline)) inline DoubleDouble<Four> deviance_lanes(Four x, 
 
 }  // namespace ltt::detail
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
+#if defined(__clang__)
+#pragma clang diagnostic pop
 #endif
