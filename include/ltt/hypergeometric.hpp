@@ -12,8 +12,8 @@
 // point with every cell's deviation from its expectation formed exactly; a tail summed
 // from k outward by the ratio recurrence of consecutive masses, stopped by a rigorous bound at
 // 2^-60 of the partial sum; only the smaller tail summed, the larger its complement. Relative
-// error below 1e-14, in long double where the mass is below about 1e-9, so the logs stay
-// accurate where the value underflows. The engine is <ltt/detail/hypergeometric_tail.hpp>;
+// error below 1e-14, the saddle point's deviances in double-double, so the logs stay accurate
+// where the value underflows. The engine is <ltt/detail/hypergeometric_tail.hpp>;
 // docs/hypergeometric.md gives the error analysis and the measured accuracy.
 //
 // Parameters are int64 counts valid up to 2^53. k outside the support is not an error.

@@ -68,15 +68,9 @@ inline ShortestDecimal shortest_decimal(double alpha) {
   return {digits, power};
 }
 
-// floor(alpha * N) for alpha in (0, 1) read as its shortest round-trip decimal a / 10^s.
-inline std::int64_t floor_decimal_product(double alpha, std::int64_t N) {
-  // Fast path: the decimal lies within half an ulp of alpha and the product x below is within
-  // half an ulp of alpha N, so both exact products are within 2^-52 x of x; when x is farther
-  // than 2^-50 x + 2^-1022 from every integer, they share its floor.
-  const double x = alpha * static_cast<double>(N);
-  const double f = std::floor(x);
-  const double margin = 0x1p-50 * x + 0x1p-1022;
-  if (x - f > margin && f + 1.0 - x > margin) return static_cast<std::int64_t>(f);
+// floor(alpha * N) by the decimal of alpha, for the products near an integer (below).
+__attribute__((noinline)) inline std::int64_t floor_decimal_product_exactly(double alpha,
+                                                                           std::int64_t N) {
   // Near an integer the decimal decides. A loop over N with one alpha (a walk, a sweep) comes
   // here whenever alpha N is a whole number (every fourth N at alpha = 0.25), and printing
   // alpha was 15% of a composition_pvalue call on bench_pvalue's dsrl workload: the last
@@ -91,11 +85,24 @@ inline std::int64_t floor_decimal_product(double alpha, std::int64_t N) {
   return static_cast<std::int64_t>(cached.digits * N / cached.power);
 }
 
+// floor(alpha * N) for alpha in (0, 1) read as its shortest round-trip decimal a / 10^s.
+inline std::int64_t floor_decimal_product(double alpha, std::int64_t N) {
+  // Fast path: the decimal lies within half an ulp of alpha and the product x below is within
+  // half an ulp of alpha N, so both exact products are within 2^-52 x of x; when x is farther
+  // than 2^-50 x + 2^-1022 from every integer, they share its floor. Inlined (the exact path
+  // is not): a call was 4% of a composition_pvalue call on bench_pvalue's large workload.
+  const double x = alpha * static_cast<double>(N);
+  const double f = std::floor(x);
+  const double margin = 0x1p-50 * x + 0x1p-1022;
+  if (x - f > margin && f + 1.0 - x > margin) return static_cast<std::int64_t>(f);
+  return floor_decimal_product_exactly(alpha, N);
+}
+
 // A p-value is valid only if it is never below the exact one: super-uniformity is a statement
 // about exact values, and a p-value one ulp below an attainable exact value (0.8 computed as
 // 0.79999999999999993, 1/3 as the double below it) would be rejected at a delta the exact one
 // is not. The computed tails carry a relative error below 64 DBL_EPSILON (measured worst about
-// 40, tests/ltt/hypergeometric.test.cpp), so every composition p-value is rounded up by the
+// 18, tests/ltt/hypergeometric.test.cpp), so every composition p-value is rounded up by the
 // factor 1 + 2^-45 (128 DBL_EPSILON): at least the exact value, at most 4e-14 above it.
 // Exact 0 and 1 stay exact; tests/ltt/pvalue.test.cpp checks p >= exact on every reference row.
 inline double round_up_pvalue(double p) {
